@@ -1,0 +1,7 @@
+# The two commands of the README. Both are idempotent: a second run reuses
+# the virtualenv, the Odoo source cache and the database server.
+.PHONY: demo test
+demo:
+	bash dev/demo.sh
+test:
+	bash dev/test.sh

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Idempotent set-up shared by `make demo` and `make test`:
+#   1. a virtualenv with Odoo's and our Python dependencies,
+#   2. an Odoo 19 source tree ($ODOO_SRC, the cache, else a shallow clone),
+#   3. an addons folder where this checkout is linked as `agentic_ai`.
+# Prints nothing on stdout but `export` lines, so callers can `eval` it.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/agentic_ai
+VENV=${AGENTIC_AI_VENV:-$ROOT/.venv}
+PY=${PYTHON:-python3}
+log() { echo "[setup] $*" >&2; }
+
+# --- Odoo source -----------------------------------------------------------
+if [ -n "${ODOO_SRC:-}" ]; then
+    ODOO=$ODOO_SRC
+elif [ -f "$CACHE/odoo-19.0/odoo-bin" ]; then
+    ODOO=$CACHE/odoo-19.0
+else
+    log "cloning Odoo 19.0 into $CACHE/odoo-19.0 (shallow, a few minutes)"
+    mkdir -p "$CACHE"
+    rm -rf "$CACHE/odoo-19.0.partial"
+    git clone --depth 1 --branch 19.0 --single-branch \
+        https://github.com/odoo/odoo.git "$CACHE/odoo-19.0.partial" >&2
+    mv "$CACHE/odoo-19.0.partial" "$CACHE/odoo-19.0"
+    ODOO=$CACHE/odoo-19.0
+fi
+[ -f "$ODOO/odoo-bin" ] || { log "no odoo-bin in $ODOO"; exit 2; }
+grep -q "version_info = (19, 0" "$ODOO/odoo/release.py" || { log "$ODOO is not Odoo 19.0"; exit 2; }
+
+# --- virtualenv --------------------------------------------------------------
+stamp=$VENV/.agentic_ai_stamp
+want=$(cat "$ODOO/requirements.txt" "$ROOT/requirements.txt" "$ROOT/dev/requirements-dev.txt" | sha1sum | cut -c1-16)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    log "installing Python dependencies into $VENV"
+    [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --upgrade pip packaging >&2
+    "$VENV/bin/python" "$ROOT/dev/odoo_requirements.py" "$ODOO/requirements.txt" > "$VENV/odoo-requirements.txt"
+    "$VENV/bin/python" -m pip install -q --prefer-binary -r "$VENV/odoo-requirements.txt" >&2
+    "$VENV/bin/python" -m pip install -q -r "$ROOT/requirements.txt" -r "$ROOT/dev/requirements-dev.txt" >&2
+    echo "$want" > "$stamp"
+fi
+
+# --- addons path: Odoo needs the addon folder to be named agentic_ai --------
+ADDONS=$CACHE/addons-$(echo "$ROOT" | sha1sum | cut -c1-8)
+mkdir -p "$ADDONS"
+ln -sfn "$ROOT" "$ADDONS/agentic_ai"
+
+echo "export ODOO=$ODOO VENV=$VENV ADDONS=$ADDONS"
