@@ -1,0 +1,181 @@
+"""Provider-neutral LLM interface (spec 000 §6.1).
+
+Everything in ``llm/`` is plain Python over httpx: no Odoo import, so the
+adapters can be tested against any HTTP peer and reused outside Odoo.
+
+Messages passed to an adapter use the OpenAI Chat Completions shape, which is
+the neutral format of this package::
+
+    {"role": "system" | "user" | "assistant" | "tool",
+     "content": str | None,
+     "tool_calls": [{"id": str, "name": str, "arguments": dict}],  # assistant only
+     "tool_call_id": str, "name": str}                              # tool only
+
+Tool schemas are ``{"name", "description", "parameters"}`` dicts as produced by
+``agentic.ai.tool.to_llm_schema()``; each adapter converts both to its wire
+format.
+"""
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .tokenizer import count_tokens
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """Connection settings of one provider, copied from ``agentic.ai.llm.provider``.
+
+    ``timeout`` is in seconds; costs are USD per token; ``extra_headers`` are
+    added to every request and ``extra_params`` merged into every request body.
+    """
+    provider_type: str
+    base_url: str
+    model: str
+    api_key: str = ""
+    api_version: str = ""
+    max_tokens: int = 4096
+    temperature: float = 0.1
+    timeout: float = 120.0
+    supports_tool_calling: bool = True
+    supports_streaming: bool = True
+    embedding_model: str = ""
+    extra_headers: dict = field(default_factory=dict)
+    extra_params: dict = field(default_factory=dict)
+
+    def __repr__(self):  # never show the key, not even in a traceback
+        return (f"ProviderConfig(provider_type={self.provider_type!r}, base_url={self.base_url!r}, "
+                f"model={self.model!r}, api_key={'***' if self.api_key else ''!r})")
+
+
+@dataclass
+class ToolCall:
+    """One function call requested by the model.
+
+    ``arguments`` is the parsed JSON object; ``raw_arguments`` the text the
+    model sent (kept for the audit log and for replaying history).
+    ``parse_error`` is set, and ``arguments`` is ``{}``, when the text was not a
+    JSON object: such a call must never be executed.
+    """
+    id: str
+    name: str
+    arguments: dict
+    raw_arguments: str = ""
+    parse_error: str | None = None
+
+
+@dataclass
+class LLMResponse:
+    """A complete (non-streamed) model answer. Token counts come from the
+    provider's ``usage`` when it sends one, else from ``count_tokens``."""
+    content: str | None
+    tool_calls: list[ToolCall]
+    input_tokens: int
+    output_tokens: int
+    model: str
+    finish_reason: str
+
+
+@dataclass
+class LLMStreamChunk:
+    """One piece of a streamed answer: a text delta, or tool calls that are
+    complete (never partial JSON), and on the last chunk the finish reason and
+    usage."""
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str = ""
+
+
+class LLMError(Exception):
+    """A provider call failed. ``retryable`` is True for timeouts, connection
+    errors, HTTP 429 and 5xx; ``status`` is the HTTP status (0 when none).
+    The message never contains the API key."""
+
+    def __init__(self, message: str, *, status: int = 0, retryable: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class BaseLLMAdapter(ABC):
+    """Interface every provider adapter implements (spec 000 §6.1)."""
+
+    def __init__(self, config: ProviderConfig):
+        self.config = config
+
+    @abstractmethod
+    def chat_completion(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> LLMResponse:
+        """Send the conversation, return the answer. Raises LLMError."""
+
+    @abstractmethod
+    def chat_completion_stream(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> Iterator[LLMStreamChunk]:
+        """Send the conversation, yield the answer as it arrives. Raises LLMError."""
+
+    @abstractmethod
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One embedding vector per text, in order. Raises LLMError."""
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` for this adapter's model; never raises."""
+        return count_tokens(text, self.config.model)
+
+
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def parse_tool_arguments(raw) -> tuple[dict, str | None]:
+    """Turn a tool call's ``arguments`` as a provider sent it into a dict.
+
+    Accepts a dict, a JSON object text, or a text holding a JSON text of an
+    object (double-encoded). ``None`` and ``""`` give ``{}`` (the tool's schema
+    then decides whether parameters were required). A JSON object inside a
+    ```json fence, or followed by prose, is recovered. Anything else returns
+    ``({}, error)`` where the error names what was wrong and shows a preview.
+    """
+    if raw is None or raw == "":
+        return {}, None
+    if isinstance(raw, dict):
+        return raw, None
+    if not isinstance(raw, str):
+        return {}, f"arguments must be a JSON object, got {type(raw).__name__}"
+    text = raw.strip()
+    if not text:
+        return {}, None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        value, recovered = _recover_json_object(text)
+        if not recovered:
+            preview = text if len(text) <= 120 else text[:120] + "…"
+            return {}, f"arguments are not valid JSON ({exc.msg} at character {exc.pos}): {preview}"
+    if isinstance(value, str):  # double-encoded
+        return parse_tool_arguments(value) if value.strip()[:1] == "{" else ({}, "arguments must be a JSON object")
+    if not isinstance(value, dict):
+        return {}, f"arguments must be a JSON object, got a JSON {type(value).__name__}"
+    return value, None
+
+
+def _recover_json_object(text: str):
+    """A JSON object in a ```json fence, or one followed by trailing prose."""
+    match = _FENCE_RE.search(text)
+    if match:
+        try:
+            return json.loads(match.group(1)), True
+        except json.JSONDecodeError:
+            pass
+    start = text.find("{")
+    if start >= 0:
+        try:
+            value, _end = json.JSONDecoder().raw_decode(text[start:])
+            return value, True
+        except json.JSONDecodeError:
+            pass
+    return None, False

@@ -1,0 +1,179 @@
+"""OpenAI Chat Completions over httpx, for OpenAI, Azure OpenAI and any
+OpenAI-compatible server (spec 000 §6.2).
+
+Wire format: https://platform.openai.com/docs/api-reference/chat/create
+(``tools`` as ``{"type": "function", "function": {...}}``, ``tool_calls`` with
+``arguments`` as a JSON text, ``usage.prompt_tokens``/``completion_tokens``,
+streaming as server-sent events ending with ``data: [DONE]``).
+Azure: ``{base_url}/chat/completions?api-version=...`` with an ``api-key``
+header, where ``base_url`` is the deployment URL
+(https://learn.microsoft.com/azure/ai-services/openai/reference).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+
+from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, parse_tool_arguments
+from .http import post_json, stream_lines
+
+_logger = logging.getLogger(__name__)
+
+
+class OpenAIAdapter(BaseLLMAdapter):
+    """Adapter for ``provider_type`` openai and custom (and Azure when
+    ``api_version`` is set)."""
+
+    # ----------------------------------------------------------------- request
+    def _url(self, path: str) -> str:
+        url = self.config.base_url.rstrip("/") + path
+        if self.config.api_version:
+            url += f"?api-version={self.config.api_version}"
+        return url
+
+    def _headers(self) -> dict:
+        headers = {"Content-Type": "application/json"}
+        if self.config.api_key:
+            if self.config.api_version:
+                headers["api-key"] = self.config.api_key
+            else:
+                headers["Authorization"] = f"Bearer {self.config.api_key}"
+        headers.update(self.config.extra_headers)
+        return headers
+
+    def _body(self, messages: list[dict], tools: list[dict] | None, stream: bool, **kwargs) -> dict:
+        body = {
+            "model": kwargs.get("model") or self.config.model,
+            "messages": [self._to_wire(m) for m in messages],
+            "temperature": kwargs.get("temperature", self.config.temperature),
+            "max_tokens": kwargs.get("max_tokens", self.config.max_tokens),
+        }
+        if tools and self.config.supports_tool_calling:
+            body["tools"] = [{"type": "function", "function": t} for t in tools]
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        body.update(self.config.extra_params)
+        return body
+
+    @staticmethod
+    def _to_wire(message: dict) -> dict:
+        """Neutral message → OpenAI message (``arguments`` as JSON text)."""
+        wire = {"role": message["role"], "content": message.get("content")}
+        if message.get("tool_calls"):
+            wire["tool_calls"] = [{
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})},
+            } for call in message["tool_calls"]]
+        if message["role"] == "tool":
+            wire["tool_call_id"] = message["tool_call_id"]
+            if message.get("name"):
+                wire["name"] = message["name"]
+        elif wire["content"] is None and not wire.get("tool_calls"):
+            wire["content"] = ""
+        return wire
+
+    # ---------------------------------------------------------------- responses
+    @staticmethod
+    def _tool_call(index: int, raw: dict) -> ToolCall:
+        function = raw.get("function") or {}
+        arguments, error = parse_tool_arguments(function.get("arguments"))
+        raw_args = function.get("arguments")
+        return ToolCall(
+            id=raw.get("id") or f"call_{index}",
+            name=function.get("name") or "",
+            arguments=arguments,
+            raw_arguments=raw_args if isinstance(raw_args, str) else json.dumps(raw_args),
+            parse_error=error,
+        )
+
+    def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
+        data = post_json(self._url("/chat/completions"), self._headers(), self._body(messages, tools, False, **kwargs), self.config.timeout)
+        try:
+            choice = data["choices"][0]
+        except (KeyError, IndexError, TypeError):
+            raise LLMError(f"malformed response: no choices in {str(data)[:200]}") from None
+        message = choice.get("message") or {}
+        content = message.get("content")
+        calls = [self._tool_call(i, raw) for i, raw in enumerate(message.get("tool_calls") or [])]
+        usage = data.get("usage") or {}
+        return LLMResponse(
+            content=content,
+            tool_calls=calls,
+            input_tokens=usage.get("prompt_tokens") or self.count_tokens(json.dumps(messages)),
+            output_tokens=usage.get("completion_tokens") or self.count_tokens((content or "") + "".join(c.raw_arguments for c in calls)),
+            model=data.get("model") or self.config.model,
+            finish_reason=choice.get("finish_reason") or "stop",
+        )
+
+    def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
+        """Yield text deltas as they come; tool calls are assembled from
+        their pieces (keyed by ``index``, a new ``id`` at the same index
+        starting a new call) and yielded whole on the final chunk."""
+        body = self._body(messages, tools, True, **kwargs)
+        pending: list[dict] = []  # {"index", "id", "name", "arguments"}
+        finish_reason, usage, model, text = None, {}, self.config.model, []
+        for line in stream_lines(self._url("/chat/completions"), self._headers(), body, self.config.timeout):
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                break
+            try:
+                event = json.loads(payload)
+            except json.JSONDecodeError:
+                _logger.warning("skipping malformed stream event: %.200s", payload)
+                continue
+            model = event.get("model") or model
+            usage = event.get("usage") or usage
+            for choice in event.get("choices") or []:
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
+                    text.append(delta["content"])
+                    yield LLMStreamChunk(content=delta["content"], model=model)
+                for piece in delta.get("tool_calls") or []:
+                    _merge_tool_call_delta(pending, piece)
+                finish_reason = choice.get("finish_reason") or finish_reason
+        calls = [self._tool_call(i, {"id": p["id"], "function": {"name": p["name"], "arguments": p["arguments"]}})
+                 for i, p in enumerate(pending)]
+        yield LLMStreamChunk(
+            tool_calls=calls,
+            finish_reason=finish_reason or ("tool_calls" if calls else "stop"),
+            input_tokens=usage.get("prompt_tokens") or self.count_tokens(json.dumps(messages)),
+            output_tokens=usage.get("completion_tokens") or self.count_tokens("".join(text) + "".join(p["arguments"] for p in pending)),
+            model=model,
+        )
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        body = {"model": self.config.embedding_model or self.config.model, "input": list(texts)}
+        data = post_json(self._url("/embeddings"), self._headers(), body, self.config.timeout)
+        try:
+            rows = sorted(data["data"], key=lambda row: row.get("index", 0))
+            return [row["embedding"] for row in rows]
+        except (KeyError, TypeError):
+            raise LLMError(f"malformed embeddings response: {str(data)[:200]}") from None
+
+
+def _merge_tool_call_delta(pending: list[dict], piece: dict) -> None:
+    """Fold one streamed ``tool_calls`` delta into ``pending``.
+
+    A delta continues the last call with the same ``index`` unless it carries
+    a different ``id`` (some servers reuse index 0 for every call)."""
+    index = piece.get("index", 0)
+    function = piece.get("function") or {}
+    current = next((p for p in reversed(pending) if p["index"] == index), None)
+    if current is None or (piece.get("id") and current["id"] and piece["id"] != current["id"]):
+        current = {"index": index, "id": piece.get("id") or "", "name": "", "arguments": ""}
+        pending.append(current)
+    if piece.get("id"):
+        current["id"] = piece["id"]
+    if function.get("name"):
+        current["name"] += function["name"] if not current["name"] else ""
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        current["arguments"] = json.dumps(arguments)
+    elif arguments:
+        current["arguments"] += arguments
+
