@@ -1,0 +1,112 @@
+"""Scenarios: ordered turns, each matched against the incoming request.
+
+A request is the decoded JSON body an OpenAI-style client sent
+(``{"model", "messages", "tools", ...}``). A turn's ``reply`` is a dict, or a
+callable taking the request and returning one::
+
+    {"content": "text",                      # assistant text (optional)
+     "tool_calls": [{"name": "odoo_search_read",
+                     "arguments": {...} | "raw text",   # raw text is sent verbatim
+                     "id": "call_1"}],                  # id optional
+     "finish_reason": "stop" | "tool_calls" | "length",  # default derived
+     "status": 503, "error": "message",      # answer with an HTTP error instead
+     "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+
+The server takes the first turn, in order, that still has uses left and
+whose ``match`` accepts the request. ``uses=None`` makes a turn a standing
+rule (the demo); the default, 1, makes the scenario a script (tests).
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+def always(_request: dict) -> bool:
+    return True
+
+
+def _messages(request: dict) -> list[dict]:
+    return request.get("messages") or []
+
+
+def last_user_contains(text: str) -> Callable[[dict], bool]:
+    """Match when the latest user message contains ``text`` (case-insensitive)
+    and the model has not answered it yet (no tool result after it)."""
+    def match(request):
+        messages = _messages(request)
+        if not messages or messages[-1].get("role") != "user":
+            return False
+        return text.lower() in (messages[-1].get("content") or "").lower()
+    return match
+
+
+def tool_result_for(tool_name: str) -> Callable[[dict], bool]:
+    """Match when the request ends with the result of a call to ``tool_name``."""
+    def match(request):
+        result = last_tool_result(request)
+        return result is not None and result.get("name") == tool_name
+    return match
+
+
+def last_tool_result(request: dict) -> dict | None:
+    """The last message when it is a tool result: ``{"name", "content",
+    "tool_call_id"}`` (``name`` looked up from the assistant's call), else None."""
+    messages = _messages(request)
+    if not messages or messages[-1].get("role") != "tool":
+        return None
+    last = dict(messages[-1])
+    if not last.get("name"):
+        for message in reversed(messages):
+            for call in message.get("tool_calls") or []:
+                if call.get("id") == last.get("tool_call_id"):
+                    last["name"] = call["function"]["name"]
+    return last
+
+
+@dataclass
+class Turn:
+    """One scripted answer; see the module docstring for ``reply``."""
+    reply: dict | Callable[[dict], dict]
+    match: Callable[[dict], bool] = always
+    uses: int | None = 1
+
+    def answer(self, request: dict) -> dict:
+        return self.reply(request) if callable(self.reply) else self.reply
+
+
+@dataclass
+class Scenario:
+    """Ordered turns plus the request log. Thread-safe."""
+    turns: list[Turn] = field(default_factory=list)
+    requests: list[dict] = field(default_factory=list)
+    embedding_dim: int = 64
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, reply, match=always, uses: int | None = 1) -> "Scenario":
+        self.turns.append(Turn(reply, match, uses))
+        return self
+
+    def next_reply(self, request: dict) -> dict:
+        """The reply of the first usable matching turn, or an HTTP 400 reply
+        that names the unmatched request (so a test fails saying why)."""
+        with self._lock:
+            for turn in self.turns:
+                if turn.uses == 0:
+                    continue
+                if turn.match(request):
+                    if turn.uses is not None:
+                        turn.uses -= 1
+                    return turn.answer(request)
+        last = (_messages(request) or [{}])[-1]
+        return {"status": 400, "error": f"scripted LLM: no turn matches a request ending with {json.dumps(last)[:300]}"}
+
+    def record(self, path: str, headers: dict, body: dict) -> None:
+        with self._lock:
+            self.requests.append({"path": path, "headers": headers, "body": body})
+
+    def chat_requests(self) -> list[dict]:
+        """Bodies of the chat completion requests received, in order."""
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
