@@ -1,0 +1,3 @@
+from . import base_tool
+from . import orm_tool
+from . import sales_tools

@@ -1,0 +1,110 @@
+"""The tool framework (spec 000 §5): a registry of plain functions
+``(env, **params) -> dict`` and the helpers every tool shares.
+
+A function becomes callable by the agent only through ``@agent_tool``: an
+``agentic.ai.tool`` record's ``handler`` (a dotted path such as
+``agentic_ai.tools.sales_tools.create_quotation``) is looked up in this
+registry, so editing a record can never point the agent at arbitrary Python.
+Other addons register their own tools the same way.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+TOOL_REGISTRY: dict[str, Callable] = {}
+
+DEFAULT_LIMIT = 20   # records returned by a search when the model gives no limit
+MAX_LIMIT = 200      # records one call may ever return
+
+
+class ToolError(Exception):
+    """A problem the model can correct (bad name, ambiguous record, refused
+    method...). The executor turns it into an error observation; nothing the
+    tool wrote survives (savepoint)."""
+
+
+def agent_tool(func: Callable) -> Callable:
+    """Register ``func`` under its dotted path without the ``odoo.addons.`` prefix."""
+    module = func.__module__.removeprefix("odoo.addons.")
+    TOOL_REGISTRY[f"{module}.{func.__name__}"] = func
+    return func
+
+
+def resolve_handler(path: str) -> Callable:
+    """The registered function for ``path``. Raises ToolError when the path is
+    not a registered tool (importing its module first, so other addons'
+    tools register themselves)."""
+    if path not in TOOL_REGISTRY and "." in path:
+        module = path.rsplit(".", 1)[0]
+        try:
+            importlib.import_module(f"odoo.addons.{module}")
+        except ImportError:
+            pass
+    try:
+        return TOOL_REGISTRY[path]
+    except KeyError:
+        raise ToolError(f"no registered tool function at {path!r}") from None
+
+
+def clamp_limit(limit, default: int = DEFAULT_LIMIT) -> int:
+    """A search limit between 1 and MAX_LIMIT; ``default`` when not given."""
+    try:
+        limit = int(limit) if limit not in (None, "", 0) else default
+    except (TypeError, ValueError):
+        raise ToolError(f"limit must be a whole number, got {limit!r}") from None
+    return max(1, min(limit, MAX_LIMIT))
+
+
+def get_model(env, model_name: str):
+    """``env[model_name]`` after checking that it exists and the user may read it.
+    Raises ToolError."""
+    if not isinstance(model_name, str) or model_name not in env:
+        raise ToolError(f"unknown model {model_name!r}; use odoo_get_available_models to list models")
+    model = env[model_name]
+    if model._abstract or model._transient:
+        raise ToolError(f"{model_name} is not a stored business model")
+    if not model.has_access("read"):
+        raise ToolError(f"you have no read access to {model_name}")
+    return model
+
+
+def find_record(env, model_name: str, value, *, label: str | None = None, domain=None):
+    """One record of ``model_name`` named by an id or a name.
+
+    An id must exist and be readable; a name is matched exactly first, then by
+    ``ilike``. Several matches raise ToolError listing the candidates (never a
+    guess); none raises ToolError listing the closest names."""
+    model = env[model_name]
+    label = label or model._description
+    domain = list(domain or [])
+    if isinstance(value, bool) or value in (None, ""):
+        raise ToolError(f"a {label} is required (an id or a name)")
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        record = model.search(domain + [("id", "=", int(value))], limit=1)
+        if not record:
+            raise ToolError(f"no {label} with id {value} (or you cannot access it)")
+        return record
+    if not isinstance(value, str):
+        raise ToolError(f"a {label} must be given as an id or a name, got {value!r}")
+    name = value.strip()
+    rec_name = model._rec_name or "display_name"
+    exact = model.search(domain + [(rec_name, "=ilike", name)], limit=6)
+    if len(exact) == 1:
+        return exact
+    matches = exact or model.search(domain + [(rec_name, "ilike", name)], limit=6)
+    if len(matches) == 1:
+        return matches
+    if matches:
+        listed = "; ".join(f"{r.display_name} (id {r.id})" for r in matches[:5])
+        raise ToolError(f"{len(matches)}{'+' if len(matches) > 5 else ''} {label} records match {name!r}: {listed}. "
+                        f"Ask the user which one, or call again with the id.")
+    words = [w for w in name.split() if len(w) > 2]
+    close = model.search(domain + ["|"] * (len(words) - 1) + [(rec_name, "ilike", w) for w in words], limit=5) if words else model
+    hint = f" Closest: {'; '.join(f'{r.display_name} (id {r.id})' for r in close)}." if close else ""
+    raise ToolError(f"no {label} matches {name!r}.{hint}")
+
+
+def money(amount: float, currency) -> dict:
+    """``{"amount": 12.5, "currency": "EUR"}`` rounded by the currency."""
+    return {"amount": currency.round(amount) if currency else round(amount, 2), "currency": currency.name if currency else ""}

@@ -1,0 +1,206 @@
+"""Generic ORM tools (spec 000 §5.1): search, create, write, delete, a
+whitelist of business methods, and model introspection. Every call runs in
+the environment the executor hands in (the requesting user's), so Odoo's
+access rights and record rules apply as they would in the web client.
+"""
+from __future__ import annotations
+
+from odoo.exceptions import AccessError
+from odoo.fields import Domain
+
+from .base_tool import DEFAULT_LIMIT, ToolError, agent_tool, clamp_limit, get_model
+
+# Spec 000 §5.1, verbatim.
+ALLOWED_METHODS = {
+    "sale.order": ["action_confirm", "action_cancel", "action_draft", "action_unlock"],
+    "purchase.order": ["button_confirm", "button_approve", "button_cancel", "button_draft"],
+    "account.move": ["action_post", "button_draft", "button_cancel"],
+    "stock.picking": ["action_confirm", "action_assign", "button_validate"],
+    "mrp.production": ["action_confirm", "button_mark_done", "action_cancel"],
+    "hr.leave": ["action_approve", "action_refuse", "action_draft"],
+    "crm.lead": ["action_set_won", "action_set_lost"],
+}
+
+# Where Odoo 19 has no method of the spec's name: what is called instead, and why.
+METHOD_SUBSTITUTES = {
+    ("hr.leave", "action_draft"): (
+        "action_back_to_approval",
+        "Odoo 19 time off has no draft state; the request was moved back to 'To Approve' instead",
+    ),
+}
+
+# Fields shown when the model asks for none: enough to identify and triage a record.
+SUMMARY_FIELDS = ("display_name", "name", "state", "partner_id", "date_order", "date", "amount_total",
+                  "email", "phone", "company_id")
+MAX_FIELDS = 25
+_NEVER_WRITE = {"id", "create_uid", "create_date", "write_uid", "write_date", "__last_update"}
+
+
+def _domain(model, domain) -> Domain:
+    if domain in (None, "", []):
+        return Domain.TRUE
+    if not isinstance(domain, list):
+        raise ToolError("domain must be a list such as [[\"name\", \"ilike\", \"Azure\"]]")
+    try:
+        return Domain([tuple(term) if isinstance(term, list) else term for term in domain]).optimize(model)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ToolError(f"invalid domain {domain!r}: {exc}") from None
+
+
+def _fields(model, fields) -> list[str]:
+    if not fields:
+        return [name for name in SUMMARY_FIELDS if name in model._fields]
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise ToolError("fields must be a list of field names")
+    unknown = [f for f in fields if f not in model._fields]
+    if unknown:
+        raise ToolError(f"unknown fields on {model._name}: {', '.join(unknown)}; use odoo_get_model_info")
+    return fields[:MAX_FIELDS]
+
+
+def _records(model, record_ids):
+    if isinstance(record_ids, int) and not isinstance(record_ids, bool):
+        record_ids = [record_ids]
+    if not isinstance(record_ids, list) or not record_ids or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in record_ids):
+        raise ToolError("record_ids must be a non-empty list of integer ids")
+    records = model.browse(record_ids).exists()
+    missing = sorted(set(record_ids) - set(records.ids))
+    if missing:
+        raise ToolError(f"{model._name} records {missing} do not exist (they may have been deleted)")
+    return records
+
+
+def _values(model, values) -> dict:
+    if not isinstance(values, dict) or not values:
+        raise ToolError("values must be a non-empty object of field: value")
+    unknown = [f for f in values if f not in model._fields]
+    if unknown:
+        raise ToolError(f"unknown fields on {model._name}: {', '.join(unknown)}; use odoo_get_model_info")
+    forbidden = [f for f in values if f in _NEVER_WRITE or _is_computed_readonly(model._fields[f])]
+    if forbidden:
+        raise ToolError(f"these fields cannot be set: {', '.join(forbidden)}")
+    return values
+
+
+def _is_computed_readonly(field) -> bool:
+    return bool(field.compute and field.readonly and not field.inverse)
+
+
+def _snapshot(records, fields=None) -> list[dict]:
+    fields = fields or [f for f in SUMMARY_FIELDS if f in records._fields]
+    return records.read(fields)
+
+
+@agent_tool
+def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, offset=0, order=None):
+    """Search ``model`` with ``domain``; returns ``{model, total, count,
+    records}`` where ``total`` counts every match and ``records`` holds at
+    most ``limit`` (≤ 200) of them."""
+    records_model = get_model(env, model)
+    dom = _domain(records_model, domain)
+    field_names = _fields(records_model, fields)
+    limit = clamp_limit(limit)
+    try:
+        total = records_model.search_count(dom)
+        rows = records_model.search_read(dom, field_names, offset=int(offset or 0), limit=limit, order=order or None)
+    except ValueError as exc:  # bad order clause, bad operator...
+        raise ToolError(f"invalid search on {model}: {exc}") from None
+    return {"model": model, "total": total, "count": len(rows), "offset": int(offset or 0), "records": rows}
+
+
+@agent_tool
+def odoo_create(env, model, values):
+    """Create one ``model`` record; returns ``{model, id, display_name}``."""
+    records_model = get_model(env, model)
+    record = records_model.create(_values(records_model, values))
+    return {"model": model, "id": record.id, "display_name": record.display_name, "created": True}
+
+
+@agent_tool
+def odoo_write(env, model, record_ids, values):
+    """Update records; returns ``{model, ids, updated, before}`` where
+    ``before`` holds the written fields' previous values."""
+    records_model = get_model(env, model)
+    records = _records(records_model, record_ids)
+    values = _values(records_model, values)
+    before = records.read(list(values))
+    records.write(values)
+    return {"model": model, "ids": records.ids, "updated": len(records), "before": before}
+
+
+@agent_tool
+def odoo_unlink(env, model, record_ids):
+    """Delete records; returns ``{model, ids, deleted, before}``."""
+    records_model = get_model(env, model)
+    records = _records(records_model, record_ids)
+    before = _snapshot(records)
+    records.unlink()
+    return {"model": model, "ids": list(record_ids), "deleted": len(before), "before": before}
+
+
+@agent_tool
+def odoo_method_call(env, model, record_ids, method):
+    """Call a whitelisted business method (``ALLOWED_METHODS``) on records;
+    returns ``{model, ids, method, result, states}``. A method that answers
+    with a wizard (e.g. a backorder on ``button_validate``) is reported as
+    ``needs_user_action`` instead of being forced."""
+    allowed = ALLOWED_METHODS.get(model)
+    if allowed is None:
+        raise ToolError(f"no business method may be called on {model}. Models with methods: "
+                        + "; ".join(f"{m}: {', '.join(ms)}" for m, ms in ALLOWED_METHODS.items()))
+    if method not in allowed:
+        raise ToolError(f"method {method!r} is not allowed on {model}; allowed: {', '.join(allowed)}")
+    records_model = get_model(env, model)
+    records = _records(records_model, record_ids)
+    called, note = METHOD_SUBSTITUTES.get((model, method), (method, ""))
+    if not callable(getattr(records, called, None)):
+        raise ToolError(f"{model} has no method {called} in this Odoo version")
+    result = getattr(records, called)()
+    out = {"model": model, "ids": records.ids, "method": called}
+    if note:
+        out["note"] = note
+    if isinstance(result, dict) and result.get("type", "").startswith("ir.actions"):
+        out["needs_user_action"] = True
+        out["action"] = {"name": result.get("name"), "res_model": result.get("res_model")}
+        out["message"] = (f"Odoo answered {method} with the dialog {result.get('name') or result.get('res_model')!r}: "
+                          "the user must finish this step in Odoo.")
+    if "state" in records._fields:
+        out["states"] = {r.id: r.state for r in records}
+    return out
+
+
+@agent_tool
+def odoo_get_model_info(env, model):
+    """Fields of ``model``: ``{model, name, fields: {name: {type, string,
+    required, readonly, selection?, relation?, help?}}}``."""
+    records_model = get_model(env, model)
+    info = records_model.fields_get(attributes=["type", "string", "required", "readonly", "selection", "relation", "help"])
+    for name, spec in info.items():
+        if spec.get("help"):
+            spec["help"] = spec["help"][:160]
+        for key in [k for k, v in spec.items() if v in (None, False, "") and k not in ("required", "readonly")]:
+            del spec[key]
+        if name in _NEVER_WRITE:
+            spec["readonly"] = True
+    return {"model": model, "name": records_model._description, "fields": info}
+
+
+@agent_tool
+def odoo_get_available_models(env, search=None, limit=50):
+    """Models the user can read: ``{total, models: [{model, name}]}``,
+    filtered by ``search`` on the technical or display name."""
+    domain = [("transient", "=", False), ("abstract", "=", False)] if "abstract" in env["ir.model"]._fields else [("transient", "=", False)]
+    if search:
+        domain += ["|", ("model", "ilike", search), ("name", "ilike", search)]
+    ir_models = env["ir.model"].sudo().search(domain, order="model")
+    readable = []
+    for ir_model in ir_models:
+        if ir_model.model in env and not env[ir_model.model]._abstract:
+            try:
+                if env[ir_model.model].has_access("read"):
+                    readable.append({"model": ir_model.model, "name": ir_model.name})
+            except AccessError:
+                continue
+    limit = clamp_limit(limit, 50)
+    return {"total": len(readable), "count": min(limit, len(readable)), "models": readable[:limit]}
