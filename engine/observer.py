@@ -1,0 +1,65 @@
+"""Observer (spec 000 §4.7): turns a tool's ExecutionResult into the text
+the model reads next. Plain text, bounded, with hints on errors."""
+from __future__ import annotations
+
+import json
+
+MAX_CHARS = 4000     # longest observation handed back to the model
+MAX_RECORDS = 10     # records of a search shown in full
+
+_ERROR_HINTS = (
+    ("does not exist", "The record may have been deleted; search again to get current ids."),
+    ("required", "A required field or parameter is missing; check the tool's parameters or odoo_get_model_info."),
+    ("access", "The user lacks access rights for this; do not retry the same call, tell the user."),
+    ("not valid json", "Send the arguments again as one valid JSON object."),
+    ("unknown tool", "Call only the tools you were given."),
+    ("match", "Ask the user which record is meant, or use the id."),
+)
+
+
+class Observer:
+    """Formats results; stateless."""
+
+    def observe(self, tool_name: str, result) -> str:
+        """``result`` is an ``ExecutionResult``; returns at most MAX_CHARS
+        characters, noting how much was cut."""
+        if result.confirmation_needed:
+            return f"[CONFIRMATION_REQUIRED] {tool_name}: {result.confirmation_reason}"
+        if not result.success:
+            return self._truncate(self._error(tool_name, result.error or "unknown error"))
+        return self._truncate(self._success(tool_name, result.data))
+
+    def _error(self, tool_name: str, error: str) -> str:
+        text = f"Error from {tool_name}: {error}"
+        lowered = error.lower()
+        hints = [hint for needle, hint in _ERROR_HINTS if needle in lowered]
+        if hints:
+            text += "\nHint: " + " ".join(hints[:2])
+        return text
+
+    def _success(self, tool_name: str, data) -> str:
+        if isinstance(data, dict) and isinstance(data.get("records"), list):
+            records = data["records"]
+            total = data.get("total", len(records))
+            head = f"{tool_name}: {total} record(s) found in {data.get('model', '')}"
+            shown = records[:MAX_RECORDS]
+            if total > len(shown):
+                head += f", showing {len(shown)}"
+            lines = [head] + [json.dumps(r, default=str, ensure_ascii=False) for r in shown]
+            return "\n".join(lines)
+        if isinstance(data, dict) and data.get("created") and data.get("id"):
+            name = data.get("display_name") or data.get("name") or ""
+            rest = {k: v for k, v in data.items() if k not in ("created",)}
+            return f"Created record: {name} (ID: {data['id']})\n" + json.dumps(rest, default=str, ensure_ascii=False)
+        if data is None:
+            return f"{tool_name}: done."
+        if isinstance(data, str):
+            return data
+        return json.dumps(data, default=str, ensure_ascii=False)
+
+    @staticmethod
+    def _truncate(text: str) -> str:
+        if len(text) <= MAX_CHARS:
+            return text
+        cut = len(text) - MAX_CHARS
+        return text[:MAX_CHARS] + f"\n[… {cut} more characters cut; narrow the search or ask for fewer fields]"
