@@ -1,0 +1,161 @@
+from odoo import api, fields, models
+from odoo.exceptions import AccessError, UserError
+
+from ..engine.runtime import AgentRuntime
+
+DEFAULT_SYSTEM_PROMPT = """You are an AI assistant working inside the Odoo ERP of {company_name}.
+Today is {current_date}. You are helping {user_name}.
+Use the tools to read and change ERP data; never invent records, ids, prices or amounts.
+When a tool returns an error, read it, correct the call and try again, or explain the problem.
+Answer in the user's language, briefly, and name the records you created or changed."""
+
+
+class AgenticAiAgent(models.Model):
+    """An AI agent: LLM binding, tools, access and execution policy (spec 000 §3.2)."""
+    _name = "agentic.ai.agent"
+    _description = "AI Agent"
+    _inherit = ["mail.thread"]
+    _order = "sequence, name"
+
+    _code_uniq = models.UniqueIndex("(code)", "The agent code must be unique.")
+    _max_iterations_positive = models.Constraint("CHECK(max_iterations > 0)", "Max iterations must be positive.")
+
+    name = fields.Char(required=True, translate=True)
+    code = fields.Char(required=True, copy=False, help="Unique technical identifier, used by webhooks and the API.")
+    sequence = fields.Integer(default=10)
+    description = fields.Text(translate=True)
+    state = fields.Selection([
+        ("draft", "Draft"),
+        ("active", "Active"),
+        ("archived", "Archived"),
+    ], default="draft", required=True, tracking=True)
+    llm_provider_id = fields.Many2one("agentic.ai.llm.provider", string="LLM Provider", ondelete="restrict", tracking=True)
+    fallback_provider_id = fields.Many2one(
+        "agentic.ai.llm.provider", string="Fallback Provider", ondelete="set null",
+        help="Called when the primary provider fails twice.")
+    system_prompt = fields.Text(
+        default=DEFAULT_SYSTEM_PROMPT, translate=True,
+        help="Template variables: {current_date}, {user_name}, {company_name}.")
+    planning_prompt = fields.Text(translate=True, help="Extra instructions for the planner (Plan-and-Execute mode).")
+    execution_mode = fields.Selection([
+        ("react", "ReAct"),
+        ("plan_and_execute", "Plan and Execute"),
+        ("hybrid", "Hybrid"),
+    ], default="hybrid", required=True)
+    max_iterations = fields.Integer(default=25, help="Maximum reason-act cycles per user message.")
+    tool_ids = fields.Many2many("agentic.ai.tool", string="Tools")
+    allowed_model_ids = fields.Many2many(
+        "ir.model", "agentic_ai_agent_allowed_model_rel", "agent_id", "model_id", string="Allowed Models",
+        help="When set, the agent may only touch these models.")
+    blocked_model_ids = fields.Many2many(
+        "ir.model", "agentic_ai_agent_blocked_model_rel", "agent_id", "model_id", string="Blocked Models",
+        help="The agent may never touch these models.")
+    require_confirmation = fields.Selection([
+        ("never", "Never"),
+        ("destructive", "Destructive operations"),
+        ("always", "Every write"),
+    ], default="destructive", required=True)
+    user_ids = fields.Many2many(
+        "res.users", "agentic_ai_agent_user_rel", "agent_id", "user_id", string="Allowed Users",
+        help="Leave empty, with no groups either, to allow every AI user.")
+    group_ids = fields.Many2many(
+        "res.groups", "agentic_ai_agent_group_rel", "agent_id", "group_id", string="Allowed Groups")
+    sudo_user_id = fields.Many2one(
+        "res.users", string="Run As User", groups="agentic_ai.group_agentic_ai_admin",
+        help="Run tool calls as this user instead of the requesting user. Leave empty unless required.")
+    thread_ids = fields.One2many("agentic.ai.thread", "agent_id", string="Threads")
+    thread_count = fields.Integer(compute="_compute_thread_count")
+    company_id = fields.Many2one("res.company", default=lambda self: self.env.company)
+
+    @api.depends("thread_ids")
+    def _compute_thread_count(self):
+        counts = dict(self.env["agentic.ai.thread"]._read_group(
+            [("agent_id", "in", self.ids)], ["agent_id"], ["__count"]))
+        for agent in self:
+            agent.thread_count = counts.get(agent, 0)
+
+    # ------------------------------------------------------------------ actions
+    def action_activate(self):
+        for agent in self:
+            if not agent.llm_provider_id:
+                raise UserError(self.env._("Agent %s needs an LLM provider before it can be activated.", agent.name))
+        self.write({"state": "active"})
+
+    def action_set_archived(self):
+        self.write({"state": "archived"})
+
+    def action_reset_to_draft(self):
+        self.write({"state": "draft"})
+
+    # --------------------------------------------------------------- business
+    def start_thread(self, initial_message=None, name=None):
+        """Create a thread of this agent for the current user; when
+        ``initial_message`` is given, run it. Returns the thread.
+
+        Raises AccessError when the user may not use the agent, UserError
+        when the agent is not active."""
+        self.ensure_one()
+        self._check_user_access(self.env.user)
+        if self.state != "active":
+            raise UserError(self.env._("Agent %s is not active.", self.name))
+        thread = self.env["agentic.ai.thread"].create({
+            "agent_id": self.id,
+            "user_id": self.env.uid,
+            "name": name or (initial_message or "").strip()[:60] or self.env._("New conversation"),
+        })
+        if initial_message:
+            self.run(thread.id, initial_message)
+        return thread
+
+    def run(self, thread_id, user_message):
+        """Main entry: run ``user_message`` on the thread with AgentRuntime
+        (spec 000 §4.1). Returns the runtime's ``AgentResult``."""
+        self.ensure_one()
+        thread = self.env["agentic.ai.thread"].browse(thread_id).exists()
+        if not thread or thread.agent_id != self:
+            raise UserError(self.env._("Thread %s does not belong to agent %s.", thread_id, self.name))
+        thread._check_owner_access()
+        self._check_user_access(self.env.user)
+        return AgentRuntime(self, thread).run(user_message)
+
+    def _check_user_access(self, user):
+        """Raise AccessError unless ``user`` may use this agent: an AI user who
+        is listed in ``user_ids`` or is in one of ``group_ids`` (both empty =
+        every AI user)."""
+        self.ensure_one()
+        if not user.has_group("agentic_ai.group_agentic_ai_user"):
+            raise AccessError(self.env._("You are not an AI Agent user."))
+        if self.user_ids or self.group_ids:
+            allowed = user in self.sudo().user_ids or bool(user.all_group_ids & self.sudo().group_ids)
+            if not allowed:
+                raise AccessError(self.env._("You are not allowed to use the agent %s.", self.name))
+        return True
+
+    def _get_available_tools(self):
+        """The agent's active tools whose Odoo app is installed and whose
+        models the executing user can at least read."""
+        self.ensure_one()
+        env = self._get_execution_env()
+        return self.tool_ids.filtered(lambda tool: tool.active and tool._is_available(env))
+
+    def _build_system_message(self, user=None):
+        """The system prompt with ``{current_date}``, ``{user_name}`` and
+        ``{company_name}`` filled in; unknown ``{...}`` are left as written."""
+        self.ensure_one()
+        user = user or self.env.user
+        values = {
+            "current_date": fields.Date.context_today(self).isoformat(),
+            "user_name": user.name,
+            "company_name": self.env.company.name,
+        }
+        text = self.system_prompt or DEFAULT_SYSTEM_PROMPT
+        for key, value in values.items():
+            text = text.replace("{%s}" % key, value or "")
+        return text
+
+    def _get_execution_env(self, user=None):
+        """The environment tool calls run in: the requesting user's, never
+        superuser; the ``sudo_user_id`` user's when the agent sets one."""
+        self.ensure_one()
+        run_as = self.sudo().sudo_user_id or user or self.env.user
+        return self.env(user=run_as.id, su=False)

@@ -1,0 +1,122 @@
+import json
+import logging
+from datetime import timedelta
+
+from odoo import api, fields, models
+from odoo.exceptions import UserError
+
+_logger = logging.getLogger(__name__)
+
+MAX_DATA_CHARS = 20000  # per JSON column: enough to audit, bounded for storage
+
+
+def _as_json(value):
+    if value in (None, False, ""):
+        return False
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= MAX_DATA_CHARS else text[:MAX_DATA_CHARS] + f"… [{len(text) - MAX_DATA_CHARS} characters cut]"
+
+
+class AgenticAiExecutionLog(models.Model):
+    """Immutable audit trail of everything an agent does (spec 000 §3.7).
+
+    Rows are written through ``log()`` only; ``write`` is refused to every
+    user, and ``unlink`` to everyone but the purge cron."""
+    _name = "agentic.ai.execution.log"
+    _description = "AI Agent Execution Log"
+    _order = "id desc"
+    _rec_name = "action_type"
+
+    thread_id = fields.Many2one("agentic.ai.thread", index=True, ondelete="set null", readonly=True)
+    agent_id = fields.Many2one("agentic.ai.agent", index=True, ondelete="set null", readonly=True)
+    user_id = fields.Many2one("res.users", index=True, readonly=True, ondelete="set null",
+                              help="The user the agent acted for.")
+    company_id = fields.Many2one("res.company", readonly=True, ondelete="set null")
+    action_type = fields.Selection([
+        ("llm_call", "LLM Call"),
+        ("tool_execution", "Tool Execution"),
+        ("orm_operation", "ORM Operation"),
+        ("confirmation_request", "Confirmation Request"),
+        ("confirmation_response", "Confirmation Response"),
+        ("error", "Error"),
+        ("plan_generated", "Plan Generated"),
+        ("plan_revised", "Plan Revised"),
+    ], required=True, index=True, readonly=True)
+    tool_name = fields.Char(readonly=True, index=True)
+    model_name = fields.Char(readonly=True, help="Odoo model the action touched.")
+    record_ids = fields.Char(readonly=True, help="Ids of the records touched, as JSON.")
+    provider_id = fields.Many2one("agentic.ai.llm.provider", readonly=True, ondelete="set null")
+    llm_model = fields.Char(readonly=True)
+    input_data = fields.Text(readonly=True, help="Parameters or request, as JSON.")
+    output_data = fields.Text(readonly=True, help="Result, as JSON.")
+    before_snapshot = fields.Text(readonly=True, help="Values before a write or delete, as JSON (for undo).")
+    success = fields.Boolean(default=True, readonly=True)
+    error_message = fields.Text(readonly=True)
+    duration_ms = fields.Integer(readonly=True)
+    input_tokens = fields.Integer(readonly=True)
+    output_tokens = fields.Integer(readonly=True)
+    cost = fields.Float(digits=(16, 6), readonly=True, string="Cost (USD)")
+
+    @api.model
+    def log(self, action_type, thread=None, **values):
+        """Write one row, as superuser so that it is always written whatever
+        the user's rights. ``input_data``/``output_data``/``before_snapshot``
+        may be any JSON-able value. Returns the row."""
+        thread = thread or self.env["agentic.ai.thread"]
+        for key in ("input_data", "output_data", "before_snapshot", "record_ids"):
+            if key in values:
+                values[key] = _as_json(values[key])
+        row = {
+            "action_type": action_type,
+            "thread_id": thread.id,
+            "agent_id": values.pop("agent_id", thread.agent_id.id),
+            "user_id": values.pop("user_id", thread.user_id.id or self.env.uid),
+            "company_id": thread.company_id.id or self.env.company.id,
+            **values,
+        }
+        return self.sudo().create(row)
+
+    def write(self, vals):
+        raise UserError(self.env._("Execution logs are immutable."))
+
+    @api.ondelete(at_uninstall=False)
+    def _unlink_only_by_purge(self):
+        if not (self.env.su and self.env.context.get("agentic_ai_log_purge")):
+            raise UserError(self.env._("Execution logs are immutable; old ones are removed by the purge job only."))
+
+    @api.model
+    def get_thread_timeline(self, thread_id):
+        """Every row of a thread, oldest first, as a list of dicts."""
+        thread = self.env["agentic.ai.thread"].browse(thread_id)
+        thread.check_access("read")
+        rows = self.sudo().search([("thread_id", "=", thread.id)], order="id")
+        return rows.read(["create_date", "action_type", "tool_name", "model_name", "record_ids", "success",
+                          "error_message", "duration_ms", "input_tokens", "output_tokens", "cost", "llm_model"])
+
+    @api.model
+    def get_cost_report(self, date_from=None, date_to=None, group_by="agent_id"):
+        """Token and cost totals of LLM calls grouped by ``agent_id``,
+        ``user_id``, ``llm_model`` or ``thread_id``, over the rows the user
+        can read: ``[{key, calls, input_tokens, output_tokens, cost}]``."""
+        if group_by not in ("agent_id", "user_id", "llm_model", "thread_id"):
+            raise UserError(self.env._("Cannot group the cost report by %s.", group_by))
+        domain = [("action_type", "=", "llm_call")]
+        if date_from:
+            domain.append(("create_date", ">=", date_from))
+        if date_to:
+            domain.append(("create_date", "<=", date_to))
+        groups = self._read_group(domain, [group_by], ["__count", "input_tokens:sum", "output_tokens:sum", "cost:sum"])
+        return [{
+            "key": key.display_name if isinstance(key, models.BaseModel) else key,
+            "calls": count, "input_tokens": tin, "output_tokens": tout, "cost": round(cost, 6),
+        } for key, count, tin, tout, cost in groups]
+
+    @api.model
+    def _cron_purge_old_logs(self, days=90):
+        """Cron: delete rows older than ``days`` days. Returns how many."""
+        limit = fields.Datetime.now() - timedelta(days=int(days))
+        old = self.sudo().search([("create_date", "<", limit)])
+        count = len(old)
+        old.with_context(agentic_ai_log_purge=True).unlink()
+        _logger.info("Purged %s execution log rows older than %s days", count, days)
+        return count

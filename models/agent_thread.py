@@ -1,0 +1,193 @@
+import json
+
+from odoo import api, fields, models
+from odoo.exceptions import AccessError, UserError
+
+from ..engine.runtime import AgentRuntime
+
+
+# Written by the engine only (as superuser), never by a client's write().
+RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error"}
+
+
+class AgenticAiThread(models.Model):
+    """A conversation between a user and an agent (spec 000 §3.4).
+
+    The transcript is the state: ``message_ids`` in order is exactly what is
+    replayed to the LLM, so a thread resumes cleanly after a confirmation, a
+    crash or a restart."""
+    _name = "agentic.ai.thread"
+    _description = "AI Agent Thread"
+    _order = "write_date desc, id desc"
+
+    name = fields.Char(required=True, default=lambda self: self.env._("New conversation"))
+    agent_id = fields.Many2one("agentic.ai.agent", required=True, ondelete="cascade", index=True)
+    user_id = fields.Many2one("res.users", required=True, default=lambda self: self.env.user, index=True, ondelete="cascade")
+    company_id = fields.Many2one("res.company", required=True, default=lambda self: self.env.company)
+    state = fields.Selection([
+        ("active", "Active"),
+        ("executing", "Executing"),
+        ("waiting_confirmation", "Waiting Confirmation"),
+        ("completed", "Completed"),
+        ("error", "Error"),
+    ], default="active", required=True, index=True)
+    message_ids = fields.One2many("agentic.ai.thread.message", "thread_id", string="Messages")
+    message_count = fields.Integer(compute="_compute_message_count")
+    execution_log_ids = fields.One2many("agentic.ai.execution.log", "thread_id", string="Execution Logs")
+    pending_confirmation = fields.Text(
+        help="JSON of the tool call waiting for the user's approval: {tool_call_id, tool, arguments, reason}.")
+    pending_message = fields.Text(help="User message queued for the asynchronous processor (cron).")
+    async_requested_at = fields.Datetime(index=True)
+    last_error = fields.Text(readonly=True)
+    total_input_tokens = fields.Integer(compute="_compute_usage")
+    total_output_tokens = fields.Integer(compute="_compute_usage")
+    total_cost = fields.Float(compute="_compute_usage", digits=(16, 6), string="Total Cost (USD)")
+
+    @api.depends("message_ids")
+    def _compute_message_count(self):
+        counts = dict(self.env["agentic.ai.thread.message"]._read_group(
+            [("thread_id", "in", self.ids)], ["thread_id"], ["__count"]))
+        for thread in self:
+            thread.message_count = counts.get(thread, 0)
+
+    @api.depends("execution_log_ids")
+    def _compute_usage(self):
+        rows = self.env["agentic.ai.execution.log"].sudo()._read_group(
+            [("thread_id", "in", self.ids)], ["thread_id"], ["input_tokens:sum", "output_tokens:sum", "cost:sum"])
+        usage = {thread.id: (i, o, c) for thread, i, o, c in rows}
+        for thread in self:
+            thread.total_input_tokens, thread.total_output_tokens, thread.total_cost = usage.get(thread.id, (0, 0, 0.0))
+
+    def write(self, vals):
+        if not self.env.su and RUNTIME_FIELDS.intersection(vals):
+            raise AccessError(self.env._("The state of a conversation is managed by the agent."))
+        return super().write(vals)
+
+    def _set_runtime_state(self, **values):
+        """Write the fields only the engine may change (see RUNTIME_FIELDS)."""
+        self.sudo().write(values)
+
+    # ------------------------------------------------------------- transcript
+    def _add_message(self, role, content="", **values):
+        """Append a transcript row. Rows are written by the engine only:
+        users read them, they never create or edit them."""
+        self.ensure_one()
+        message = self.env["agentic.ai.thread.message"].sudo().create({
+            "thread_id": self.id, "role": role, "content": content or "", **values})
+        return message.sudo(False)
+
+    def add_user_message(self, content):
+        """Append the user's message; returns the message record."""
+        return self._add_message("user", content)
+
+    def add_assistant_message(self, content, **values):
+        """Append an answer of the agent; returns the message record."""
+        return self._add_message("assistant", content, **values)
+
+    def add_tool_call(self, tool_call, content=""):
+        """Append one call the model requested (``llm.ToolCall``); ``content``
+        is the text the model sent along with its calls."""
+        return self._add_message(
+            "tool_call", content,
+            tool_call_id=tool_call.id,
+            tool_name=tool_call.name,
+            tool_arguments=json.dumps(tool_call.arguments) if not tool_call.parse_error else tool_call.raw_arguments,
+            tool_status="requested",
+        )
+
+    def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None):
+        """Append a tool's observation and mark its call done or failed."""
+        self.ensure_one()
+        call = self.message_ids.filtered(lambda m: m.role == "tool_call" and m.tool_call_id == tool_call_id)
+        call.sudo().write({"tool_status": "done" if success else "error"})
+        return self._add_message(
+            "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name,
+            tool_status="done" if success else "error",
+            tool_result_data=json.dumps(data, default=str)[:100000] if data is not None else False,
+        )
+
+    def get_messages_for_llm(self, system_message=None):
+        """The transcript as neutral LLM messages (see ``llm/base.py``):
+        system prompt first, consecutive ``tool_call`` rows folded into one
+        assistant message with ``tool_calls``, results as ``tool`` messages.
+        Confirmation rows are replayed as the tool result they stand for."""
+        self.ensure_one()
+        messages = [{"role": "system", "content": system_message}] if system_message else []
+        for message in self.message_ids.sorted("id"):
+            if message.role == "user":
+                messages.append({"role": "user", "content": message.content})
+            elif message.role == "assistant":
+                messages.append({"role": "assistant", "content": message.content})
+            elif message.role == "tool_call":
+                call = {"id": message.tool_call_id, "name": message.tool_name, "arguments": message._get_arguments()}
+                last = messages[-1] if messages else None
+                if last and last["role"] == "assistant" and last.get("tool_calls") and not last.get("_closed"):
+                    last["tool_calls"].append(call)
+                else:
+                    messages.append({"role": "assistant", "content": message.content or None, "tool_calls": [call]})
+            elif message.role == "tool_result":
+                if messages and messages[-1].get("tool_calls"):
+                    messages[-1]["_closed"] = True
+                messages.append({"role": "tool", "tool_call_id": message.tool_call_id,
+                                 "name": message.tool_name, "content": message.content})
+            elif message.role == "system":
+                messages.append({"role": "system", "content": message.content})
+        for message in messages:
+            message.pop("_closed", None)
+        return messages
+
+    # ----------------------------------------------------------- confirmation
+    def request_confirmation(self, tool_call, tool, reason):
+        """Pause the thread on ``tool_call`` until the user approves or rejects it."""
+        self.ensure_one()
+        payload = {"tool_call_id": tool_call.id, "tool": tool.name, "arguments": tool_call.arguments,
+                   "reason": reason, "risk_level": tool.risk_level}
+        self._set_runtime_state(state="waiting_confirmation", pending_confirmation=json.dumps(payload))
+        self._add_message("confirmation_request", reason, tool_call_id=tool_call.id, tool_name=tool.name,
+                          tool_arguments=json.dumps(tool_call.arguments))
+        self.env["agentic.ai.execution.log"].log(
+            "confirmation_request", thread=self, tool_name=tool.name, input_data=payload)
+        return payload
+
+    def handle_confirmation(self, approved, reason=None):
+        """Resume the paused run: execute the pending call when ``approved``,
+        else tell the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let
+        it choose another way. Returns the runtime's ``AgentResult``."""
+        self.ensure_one()
+        self._check_owner_access()
+        if self.state != "waiting_confirmation" or not self.pending_confirmation:
+            raise UserError(self.env._("This conversation is not waiting for a confirmation."))
+        return AgentRuntime(self.agent_id, self).resume_after_confirmation(bool(approved), reason or "")
+
+    # ------------------------------------------------------------------ access
+    def _check_owner_access(self):
+        """Only the thread's user (or an AI operator) may run it."""
+        for thread in self:
+            if thread.user_id != self.env.user and not self.env.user.has_group("agentic_ai.group_agentic_ai_operator"):
+                raise AccessError(self.env._("This conversation belongs to another user."))
+
+    # ---------------------------------------------------------------- async
+    def _enqueue(self, message):
+        """Queue ``message`` for the asynchronous processor and wake its cron."""
+        self.ensure_one()
+        self._check_owner_access()
+        if self.state in ("executing", "waiting_confirmation") or self.pending_message:
+            raise UserError(self.env._("This conversation is busy; wait for the current request to finish."))
+        self._set_runtime_state(pending_message=message, async_requested_at=fields.Datetime.now())
+        cron = self.env.ref("agentic_ai.ir_cron_process_pending_tasks", raise_if_not_found=False)
+        if cron:
+            cron.sudo()._trigger()
+
+    @api.model
+    def _process_pending_tasks(self, limit=10):
+        """Cron: run queued messages, oldest first, each as its thread's user.
+        A run that fails marks its thread ``error``; the others go on."""
+        threads = self.sudo().search([("pending_message", "!=", False)], order="async_requested_at, id", limit=limit)
+        cron = self.env["ir.cron"]
+        cron._commit_progress(remaining=len(threads))
+        for thread in threads:
+            message, thread.pending_message = thread.pending_message, False
+            as_user = thread.with_user(thread.user_id).with_context(allowed_company_ids=[thread.company_id.id])
+            as_user.agent_id.run(thread.id, message)
+            if not cron._commit_progress(1):
+                break

@@ -1,0 +1,45 @@
+import json
+
+from odoo import fields, models
+
+
+class AgenticAiThreadMessage(models.Model):
+    """One row of a thread's transcript (spec 000 §3.4)."""
+    _name = "agentic.ai.thread.message"
+    _description = "AI Agent Thread Message"
+    _order = "id"
+
+    thread_id = fields.Many2one("agentic.ai.thread", required=True, ondelete="cascade", index=True)
+    role = fields.Selection([
+        ("user", "User"),
+        ("assistant", "Assistant"),
+        ("system", "System"),
+        ("tool_call", "Tool Call"),
+        ("tool_result", "Tool Result"),
+        ("confirmation_request", "Confirmation Request"),
+        ("confirmation_response", "Confirmation Response"),
+    ], required=True)
+    content = fields.Text()
+    tool_call_id = fields.Char(index=True, help="Id the LLM gave the call; links a call to its result.")
+    tool_name = fields.Char()
+    tool_arguments = fields.Text(help="Arguments as JSON text, as the model sent them when they were not valid JSON.")
+    tool_status = fields.Selection([
+        ("requested", "Requested"),
+        ("done", "Done"),
+        ("error", "Error"),
+        ("rejected", "Rejected"),
+    ])
+    tool_result_data = fields.Text(help="Structured result of the tool, as JSON.")
+    input_tokens = fields.Integer()
+    output_tokens = fields.Integer()
+    user_id = fields.Many2one(related="thread_id.user_id", store=True, index=True)
+    company_id = fields.Many2one(related="thread_id.company_id", store=True)
+
+    def _get_arguments(self):
+        """The stored arguments as a dict (``{}`` when they were not valid JSON)."""
+        self.ensure_one()
+        try:
+            value = json.loads(self.tool_arguments or "{}")
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}

@@ -1,0 +1,149 @@
+import json
+import logging
+import time
+
+from odoo import api, fields, models
+from odoo.exceptions import UserError, ValidationError
+
+from ..llm import LLMError, ProviderConfig, get_adapter
+
+_logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta",
+    "anthropic": "https://api.anthropic.com/v1",
+    "ollama": "http://localhost:11434/v1",
+}
+
+
+class AgenticAiLlmProvider(models.Model):
+    """One configured LLM endpoint (spec 000 §3.1)."""
+    _name = "agentic.ai.llm.provider"
+    _description = "AI Agent LLM Provider"
+    _order = "sequence, name"
+
+    _max_tokens_positive = models.Constraint("CHECK(max_tokens > 0)", "Max tokens must be positive.")
+    _timeout_positive = models.Constraint("CHECK(timeout_seconds > 0)", "The timeout must be positive.")
+    _costs_not_negative = models.Constraint(
+        "CHECK(cost_per_input_token >= 0 AND cost_per_output_token >= 0)", "Token prices cannot be negative.")
+
+    name = fields.Char(required=True)
+    sequence = fields.Integer(default=10)
+    active = fields.Boolean(default=True)
+    provider_type = fields.Selection([
+        ("openai", "OpenAI / Azure OpenAI"),
+        ("gemini", "Google Gemini"),
+        ("ollama", "Ollama"),
+        ("anthropic", "Anthropic"),
+        ("custom", "Custom (OpenAI-compatible)"),
+    ], required=True, default="openai")
+    api_base_url = fields.Char(
+        string="Base URL",
+        help="Required for Ollama and custom servers. Leave empty for the provider's public API. "
+             "Azure OpenAI: the deployment URL, with the API version set below.")
+    api_key = fields.Char(string="API Key", groups="base.group_system", copy=False)
+    api_version = fields.Char(help="Azure OpenAI only: the api-version query parameter, e.g. 2024-10-21.")
+    default_model = fields.Char(required=True, help='Model identifier, e.g. "gpt-4o".')
+    embedding_model = fields.Char(help="Model used for embeddings (RAG); defaults to the chat model.")
+    max_tokens = fields.Integer(default=4096, help="Maximum output tokens per call.")
+    temperature = fields.Float(default=0.1)
+    supports_tool_calling = fields.Boolean(default=True, help="The model supports native tool (function) calling.")
+    supports_streaming = fields.Boolean(default=True)
+    cost_per_input_token = fields.Float(digits=(16, 10), help="USD per input token.")
+    cost_per_output_token = fields.Float(digits=(16, 10), help="USD per output token.")
+    rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)", help="Requests per minute allowed by the provider; 0 = no limit.")
+    timeout_seconds = fields.Integer(default=120, help="HTTP timeout of one call, in seconds.")
+    extra_headers = fields.Text(default="{}", help="JSON object of HTTP headers added to every request.")
+    extra_params = fields.Text(default="{}", help="JSON object merged into every request body.")
+    company_id = fields.Many2one("res.company", default=lambda self: self.env.company)
+
+    @api.constrains("provider_type", "api_base_url")
+    def _check_api_base_url(self):
+        for provider in self:
+            if provider.provider_type in ("ollama", "custom") and not provider.api_base_url:
+                raise ValidationError(self.env._(
+                    "Provider %(name)s: a base URL is required for %(type)s providers.",
+                    name=provider.name, type=provider.provider_type))
+            if provider.api_base_url and not provider.api_base_url.startswith(("http://", "https://")):
+                raise ValidationError(self.env._("The base URL must start with http:// or https://."))
+
+    @api.constrains("extra_headers", "extra_params")
+    def _check_extra_json(self):
+        for provider in self:
+            for field_name in ("extra_headers", "extra_params"):
+                raw = provider[field_name]
+                if not raw:
+                    continue
+                try:
+                    value = json.loads(raw)
+                except ValueError as exc:
+                    raise ValidationError(self.env._("%(field)s is not valid JSON: %(error)s",
+                                                     field=field_name, error=exc)) from None
+                if not isinstance(value, dict):
+                    raise ValidationError(self.env._("%(field)s must be a JSON object.", field=field_name))
+
+    def action_test_connection(self):
+        """Send a one-line prompt; notify success with the round-trip time in
+        ms, or the provider's exact failure."""
+        self.ensure_one()
+        started = time.monotonic()
+        try:
+            response = self._get_adapter().chat_completion(
+                [{"role": "user", "content": "Reply with the single word: pong"}], max_tokens=16)
+        except LLMError as exc:
+            elapsed = int((time.monotonic() - started) * 1000)
+            raise UserError(self.env._("Connection failed after %(ms)s ms: %(error)s", ms=elapsed, error=exc)) from None
+        elapsed = int((time.monotonic() - started) * 1000)
+        return {
+            "type": "ir.actions.client",
+            "tag": "display_notification",
+            "params": {
+                "type": "success",
+                "title": self.env._("Connection successful"),
+                "message": self.env._("%(model)s answered in %(ms)s ms: %(text)s",
+                                      model=response.model, ms=elapsed, text=(response.content or "")[:80]),
+            },
+        }
+
+    def _get_default_base_url(self):
+        """The base URL to call: the configured one, else the provider's public API."""
+        self.ensure_one()
+        return (self.api_base_url or DEFAULT_BASE_URLS.get(self.provider_type, "")).rstrip("/")
+
+    def _parse_json_setting(self, field_name):
+        """A JSON-object setting, or ``{}`` when it is empty or not valid."""
+        try:
+            value = json.loads(self[field_name] or "{}")
+        except ValueError:
+            _logger.warning("Provider %s: %s is not valid JSON, ignoring it", self.id, field_name)
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def _get_provider_config(self):
+        """The ``llm.ProviderConfig`` of this record (reads the key as superuser)."""
+        self.ensure_one()
+        return ProviderConfig(
+            provider_type=self.provider_type,
+            base_url=self._get_default_base_url(),
+            model=self.default_model,
+            api_key=self.sudo().api_key or "",
+            api_version=self.api_version or "",
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            timeout=float(self.timeout_seconds or 120),
+            supports_tool_calling=self.supports_tool_calling,
+            supports_streaming=self.supports_streaming,
+            embedding_model=self.embedding_model or "",
+            extra_headers={str(k): str(v) for k, v in self._parse_json_setting("extra_headers").items()},
+            extra_params=self._parse_json_setting("extra_params"),
+        )
+
+    def _get_adapter(self):
+        """Instantiate the ``llm`` adapter for ``provider_type``.
+
+        Raises UserError when the provider type has no adapter yet."""
+        try:
+            return get_adapter(self._get_provider_config())
+        except LLMError as exc:
+            raise UserError(str(exc)) from None
