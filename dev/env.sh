@@ -8,8 +8,10 @@ export PGHOST PGPORT PGUSER
 # Odoo's ERP apps the demo and the tests run on (issue 2, point 2).
 APPS=${AGENTIC_AI_APPS:-sale_management,purchase,stock,account,hr,hr_holidays,hr_attendance,mrp,crm}
 
-odoo_bin() {
-    "$VENV/bin/python" "$ODOO/odoo-bin" \
+odoo_bin() {  # odoo_bin [SUBCOMMAND] OPTIONS...
+    local sub=()
+    if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then sub=("$1"); shift; fi
+    "$VENV/bin/python" "$ODOO/odoo-bin" "${sub[@]}" \
         --addons-path="$ODOO/addons,$ADDONS" \
         --db_host="$PGHOST" --db_port="$PGPORT" --db_user="$PGUSER" --http-interface=127.0.0.1 \
         "$@"

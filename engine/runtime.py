@@ -141,6 +141,7 @@ class AgentRuntime:
                 self.thread.add_assistant_message(content, input_tokens=response.input_tokens,
                                                   output_tokens=response.output_tokens)
                 return self._finish("completed", content)
+            self._ensure_unique_ids(response.tool_calls)
             for index, call in enumerate(response.tool_calls):
                 self.thread.add_tool_call(call, content=(response.content or "") if index == 0 else "")
             for index, call in enumerate(response.tool_calls):
@@ -154,6 +155,15 @@ class AgentRuntime:
         reply = LIMIT_REPLY.format(n=self.agent.max_iterations)
         self.thread.add_assistant_message(reply)
         return self._finish("completed", reply)
+
+    def _ensure_unique_ids(self, calls: list[ToolCall]) -> None:
+        """Give every call an id unique in the thread: some providers send
+        none, or reuse one, and results are matched to calls by id."""
+        used = set(self.thread.message_ids.filtered(lambda m: m.role == "tool_call").mapped("tool_call_id"))
+        for index, call in enumerate(calls):
+            if not call.id or call.id in used:
+                call.id = f"call_{self.thread.id}_{len(used) + 1}_{index}"
+            used.add(call.id)
 
     def _run_tool_call(self, call: ToolCall, by_name: dict, finish_reason: str) -> dict | None:
         """Execute one call and store its observation. Returns the

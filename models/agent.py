@@ -87,6 +87,18 @@ class AgenticAiAgent(models.Model):
     def action_reset_to_draft(self):
         self.write({"state": "draft"})
 
+    def action_start_chat(self):
+        """Open a new conversation with this agent in its form view."""
+        self.ensure_one()
+        thread = self.start_thread()
+        return {
+            "type": "ir.actions.act_window",
+            "res_model": "agentic.ai.thread",
+            "res_id": thread.id,
+            "views": [[False, "form"]],
+            "target": "current",
+        }
+
     # --------------------------------------------------------------- business
     def start_thread(self, initial_message=None, name=None):
         """Create a thread of this agent for the current user; when

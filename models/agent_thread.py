@@ -39,6 +39,7 @@ class AgenticAiThread(models.Model):
     pending_message = fields.Text(help="User message queued for the asynchronous processor (cron).")
     async_requested_at = fields.Datetime(index=True)
     last_error = fields.Text(readonly=True)
+    draft_message = fields.Text(string="Message", help="Typed in the conversation form; sent by the Send button.")
     total_input_tokens = fields.Integer(compute="_compute_usage")
     total_output_tokens = fields.Integer(compute="_compute_usage")
     total_cost = fields.Float(compute="_compute_usage", digits=(16, 6), string="Total Cost (USD)")
@@ -135,6 +136,25 @@ class AgenticAiThread(models.Model):
         for message in messages:
             message.pop("_closed", None)
         return messages
+
+    # ------------------------------------------------------------- form actions
+    def action_send_message(self):
+        """Send button of the conversation form: run ``draft_message``."""
+        self.ensure_one()
+        message = (self.draft_message or "").strip()
+        if not message:
+            raise UserError(self.env._("Type a message first."))
+        self.draft_message = False
+        self.agent_id.run(self.id, message)
+
+    def action_approve_confirmation(self):
+        self.ensure_one()
+        self.handle_confirmation(True)
+
+    def action_reject_confirmation(self):
+        self.ensure_one()
+        reason, self.draft_message = (self.draft_message or "").strip(), False
+        self.handle_confirmation(False, reason)
 
     # ----------------------------------------------------------- confirmation
     def request_confirmation(self, tool_call, tool, reason):

@@ -9,7 +9,7 @@ Serves on a loopback port:
   (https://platform.openai.com/docs/api-reference/chat-streaming).
 * ``POST /v1/embeddings``: deterministic unit vectors derived from the text.
 
-Run standalone for the demo: ``python -m dev.scripted_llm.server --port 8901
+Run standalone for the demo: ``python -m dev.scripted_llm --port 8901
 --scenario demo`` (from the repository root).
 """
 from __future__ import annotations
