@@ -10,6 +10,7 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/agentic_ai
 VENV=${AGENTIC_AI_VENV:-$ROOT/.venv}
 PY=${PYTHON:-python3}
 log() { echo "[setup] $*" >&2; }
+pip_install() { "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$@" 2> >(grep -v "^WARNING: Location .* is ignored" >&2); }
 
 # --- Odoo source -----------------------------------------------------------
 if [ -n "${ODOO_SRC:-}" ]; then
@@ -33,11 +34,14 @@ stamp=$VENV/.agentic_ai_stamp
 want=$(cat "$ODOO/requirements.txt" "$ROOT/requirements.txt" "$ROOT/dev/requirements-dev.txt" | sha1sum | cut -c1-16)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     log "installing Python dependencies into $VENV"
-    [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install -q --upgrade pip packaging >&2
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { log "Python >= 3.10 is required ($PY)"; exit 2; }
+        "$PY" -m venv "$VENV" >&2 || { log "cannot create a virtualenv: on Debian/Ubuntu run: apt-get install python3-venv"; exit 2; }
+    fi
+    pip_install --upgrade pip packaging >&2
     "$VENV/bin/python" "$ROOT/dev/odoo_requirements.py" "$ODOO/requirements.txt" > "$VENV/odoo-requirements.txt"
-    "$VENV/bin/python" -m pip install -q --prefer-binary -r "$VENV/odoo-requirements.txt" >&2
-    "$VENV/bin/python" -m pip install -q -r "$ROOT/requirements.txt" -r "$ROOT/dev/requirements-dev.txt" >&2
+    pip_install --prefer-binary -r "$VENV/odoo-requirements.txt" >&2
+    pip_install -r "$ROOT/requirements.txt" -r "$ROOT/dev/requirements-dev.txt" >&2
     echo "$want" > "$stamp"
 fi
 

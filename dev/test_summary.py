@@ -3,7 +3,8 @@
 Usage: test_summary.py LOGFILE ODOO_EXIT_CODE. Prints each failing test's
 ERROR block and the warnings our module logged, then ``N passed, N failed``
 (errors and skipped tests count as failed: a skipped test here means a
-broken set-up, e.g. a browser test without its browser). Exits 1 when
+broken set-up, e.g. a browser test without its browser; a warning logged
+while the module installs counts as one failure). Exits 1 when
 anything failed, Odoo exited non-zero, or no test ran.
 """
 import re
@@ -29,6 +30,12 @@ def main(path, odoo_rc):
     skipped = [r[1] for r in records if r[0] == "INFO" and " skipped " in r[1] and "odoo.addons.agentic_ai" in r[1]]
     problems = [r[1] for r in records if r[0] in ("ERROR", "CRITICAL")
                 or (r[0] == "WARNING" and "agentic_ai" in r[1])]
+    # The module must install without a warning: any WARNING or ERROR logged
+    # before "Module agentic_ai loaded" fails the run.
+    loaded = next((i for i, r in enumerate(records) if "Module agentic_ai loaded" in r[1]), len(records))
+    install_warnings = [r[1] for r in records[:loaded] if r[0] in ("WARNING", "ERROR", "CRITICAL")]
+    for block in install_warnings:
+        print("INSTALL WARNING (counted as failed):", block[:2000])
     for block in problems:
         print(block[:4000])
     for record in records:
@@ -36,7 +43,7 @@ def main(path, odoo_rc):
             print(record[1].split("] ", 1)[-1] if "] " in record[1] else record[1])
     for line in skipped:
         print("SKIPPED (counted as failed):", line[:500])
-    bad = failed + errors + len(skipped)
+    bad = failed + errors + len(skipped) + bool(install_warnings)
     passed = max(0, total - failed - errors - len(skipped))
     if not total:
         print("no test ran (or the module failed to install): see", path)
