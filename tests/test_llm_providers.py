@@ -4,6 +4,7 @@ import json
 
 from odoo.exceptions import UserError, ValidationError
 from odoo.tests import tagged
+from odoo.tools import mute_logger
 
 from odoo.addons.agentic_ai.llm import (LLMError, OpenAIAdapter, ProviderConfig, TokenTracker, count_tokens,
                                         parse_tool_arguments)
@@ -40,7 +41,8 @@ class TestLLMProviders(AgenticCase):
         self.env.cr.execute("UPDATE agentic_ai_llm_provider SET extra_headers = 'oops', extra_params = '[1]' WHERE id = %s",
                             [self.provider.id])
         self.provider.invalidate_recordset()
-        config = self.provider._get_provider_config()
+        with mute_logger("odoo.addons.agentic_ai.models.llm_provider"):
+            config = self.provider._get_provider_config()
         self.assertEqual((config.extra_headers, config.extra_params), ({}, {}))
 
     def test_extra_headers_and_params_reach_the_wire(self):
