@@ -8,7 +8,7 @@
     "license": "LGPL-3",
     "depends": ["base", "mail", "web"],
     "external_dependencies": {
-        "python": ["httpx", "numpy", "tiktoken", "jsonschema"],
+        "python": ["httpx", "tiktoken", "jsonschema"],
     },
     "data": [
         "security/agentic_ai_security.xml",

@@ -5,7 +5,7 @@ source "$(dirname "$0")/env.sh"
 ensure_template_db
 DB=${AGENTIC_AI_DEMO_DB:-agentic_demo}
 PORT=${AGENTIC_AI_HTTP_PORT:-8069}
-if ! db_exists "$DB"; then
+if ! db_exists "$DB" || [ ! -d "$DATA_DIR/filestore/$DB" ]; then
     echo "[demo] creating $DB" >&2
     copy_db "$TEMPLATE_DB" "$DB"
     odoo_bin -d "$DB" -i agentic_ai --stop-after-init --log-level=warn --http-port="$(free_port)"

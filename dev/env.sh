@@ -5,6 +5,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 eval "$(bash "$ROOT/dev/setup.sh")"
 eval "$("$VENV/bin/python" "$ROOT/dev/pg.py" 2> >(grep -v -e RuntimeDirWarning -e user_runtime_dir >&2))"
 export PGHOST PGPORT PGUSER
+# Odoo's filestore (attachments, asset bundles), kept with the checkout.
+DATA_DIR=${AGENTIC_AI_DATA_DIR:-$ROOT/.odoo-data}
 # Odoo's ERP apps the demo and the tests run on (issue 2, point 2).
 APPS=${AGENTIC_AI_APPS:-sale_management,purchase,stock,account,hr,hr_holidays,hr_attendance,mrp,crm}
 
@@ -14,6 +16,7 @@ odoo_bin() {  # odoo_bin [SUBCOMMAND] OPTIONS...
     "$VENV/bin/python" "$ODOO/odoo-bin" "${sub[@]}" \
         --addons-path="$ODOO/addons,$ADDONS" \
         --db_host="$PGHOST" --db_port="$PGPORT" --db_user="$PGUSER" --http-interface=127.0.0.1 \
+        --data-dir="$DATA_DIR" \
         "$@"
 }
 
@@ -32,25 +35,39 @@ PY
 db_exists() { [ -n "$(psql_q "SELECT 1 FROM pg_database WHERE datname = %s" "$1")" ]; }
 
 # A database with Odoo's apps and their demo data but without agentic_ai,
-# built once per Odoo tree and app list; copies of it make each test run's
-# fresh database in seconds instead of minutes.
+# built once per Odoo tree and app list, with its asset bundles generated;
+# copies of it (and of its filestore) make each test run's fresh database in
+# seconds instead of minutes.
 ensure_template_db() {
     local key
     key=$( (echo "$APPS"; cat "$ODOO/odoo/release.py") | sha1sum | cut -c1-10)
     TEMPLATE_DB=agentic_tmpl_$key
-    if ! db_exists "$TEMPLATE_DB"; then
-        echo "[db] building $TEMPLATE_DB with demo data for $APPS (a few minutes, once)" >&2
-        local tmp=${TEMPLATE_DB}_building
-        db_exists "$tmp" && psql_q "DROP DATABASE \"$tmp\""
-        odoo_bin -d "$tmp" -i "$APPS" --with-demo --stop-after-init \
-            --log-level=warn --http-port="$(free_port)" >&2
-        psql_q "ALTER DATABASE \"$tmp\" RENAME TO \"$TEMPLATE_DB\""
+    if db_exists "$TEMPLATE_DB" && [ -d "$DATA_DIR/filestore/$TEMPLATE_DB" ]; then
+        return
     fi
+    echo "[db] building $TEMPLATE_DB with demo data for $APPS (a few minutes, once)" >&2
+    local tmp=${TEMPLATE_DB}_building
+    drop_db "$TEMPLATE_DB"
+    drop_db "$tmp"
+    odoo_bin -d "$tmp" -i "$APPS" --with-demo --stop-after-init \
+        --log-level=warn --http-port="$(free_port)" >&2
+    echo "env['ir.qweb']._pregenerate_assets_bundles(); env.cr.commit()" \
+        | odoo_bin shell -d "$tmp" --no-http --log-level=warn >/dev/null
+    psql_q "ALTER DATABASE \"$tmp\" RENAME TO \"$TEMPLATE_DB\""
+    mkdir -p "$DATA_DIR/filestore"
+    mv "$DATA_DIR/filestore/$tmp" "$DATA_DIR/filestore/$TEMPLATE_DB"
 }
 
-copy_db() {  # copy_db TEMPLATE NEW: drop NEW if present, then clone
-    db_exists "$2" && psql_q "DROP DATABASE \"$2\" WITH (FORCE)"
+drop_db() {  # drop_db NAME: the database and its filestore, if present
+    if db_exists "$1"; then psql_q "DROP DATABASE \"$1\" WITH (FORCE)"; fi
+    rm -rf "${DATA_DIR:?}/filestore/$1"
+}
+
+copy_db() {  # copy_db TEMPLATE NEW: drop NEW if present, then clone it and its filestore
+    drop_db "$2"
     psql_q "CREATE DATABASE \"$2\" TEMPLATE \"$1\""
+    mkdir -p "$DATA_DIR/filestore"
+    if [ -d "$DATA_DIR/filestore/$1" ]; then cp -a "$DATA_DIR/filestore/$1" "$DATA_DIR/filestore/$2"; fi
 }
 
 free_port() { "$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

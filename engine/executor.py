@@ -58,7 +58,7 @@ class Executor:
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
         params = tool._sanitize_params(params)
-        env = self.agent._get_execution_env(self.thread.user_id)
+        env = self.agent._get_execution_env()
         env.flush_all()
         try:
             # Reads get a savepoint too (without flush): a failed query must not

@@ -37,6 +37,7 @@ class AgenticAiTool(models.Model):
              "(native and generic ORM tools).")
     server_action_id = fields.Many2one("ir.actions.server", ondelete="restrict")
     python_code = fields.Text(
+        groups="base.group_system",  # like server actions' code: Settings administrators only
         help="Evaluated with safe_eval. Available: env, params, Command, UserError. Assign the answer to `result`.")
     parameter_schema = fields.Text(default='{"type": "object", "properties": {}}', help="JSON Schema of the parameters.")
     risk_level = fields.Selection([
@@ -98,7 +99,7 @@ class AgenticAiTool(models.Model):
                     raise ValidationError(self.env._("Tool %(name)s: %(error)s", name=tool.name, error=exc)) from None
             elif tool.tool_type == "server_action" and not tool.server_action_id:
                 raise ValidationError(self.env._("Tool %s needs a server action.", tool.name))
-            elif tool.tool_type == "python_code" and not (tool.python_code or "").strip():
+            elif tool.tool_type == "python_code" and not (tool.sudo().python_code or "").strip():
                 raise ValidationError(self.env._("Tool %s needs Python code.", tool.name))
 
     # ----------------------------------------------------------------- schema
@@ -187,6 +188,6 @@ class AgenticAiTool(models.Model):
             from odoo import Command
             from odoo.exceptions import UserError
             local = {"env": env, "params": params, "Command": Command, "UserError": UserError, "result": None}
-            safe_eval(self.python_code, local, mode="exec", filename=f"agentic_ai.tool.{self.name}")
+            safe_eval(self.sudo().python_code, local, mode="exec", filename=f"agentic_ai.tool.{self.name}")
             return local.get("result")
         raise ToolError(f"unknown tool type {self.tool_type}")
