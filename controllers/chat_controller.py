@@ -8,7 +8,7 @@ from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.http import request
 
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
-MAX_MESSAGE_CHARS = 20000
+MAX_NAME_CHARS = 200
 
 
 def _thread_dict(thread):
@@ -33,13 +33,24 @@ def _messages(thread, after_id=0, limit=200):
 
 class AgenticAiChatController(http.Controller):
 
+    @staticmethod
+    def _int_param(name, value):
+        """``value`` as a positive id; UserError naming the parameter otherwise."""
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+            raise UserError(request.env._("Parameter %(name)s must be a record id (a positive integer), got %(value)r.",
+                                          name=name, value=value))
+        return int(value)
+
+    @staticmethod
+    def _message_param(message):
+        if not isinstance(message, str) or not message.strip():
+            raise UserError(request.env._("Parameter message must be a non-empty text."))
+        return message
+
     def _get_thread(self, thread_id):
         """The thread, readable by the current user (record rules apply).
-        Raises AccessError/MissingError."""
-        try:
-            thread = request.env["agentic.ai.thread"].browse(int(thread_id)).exists()
-        except (TypeError, ValueError):
-            raise UserError(request.env._("thread_id must be an integer")) from None
+        Raises UserError/AccessError/MissingError."""
+        thread = request.env["agentic.ai.thread"].browse(self._int_param("thread_id", thread_id)).exists()
         if not thread:
             raise MissingError(request.env._("Conversation %s does not exist.", thread_id))
         thread.check_access("read")
@@ -60,39 +71,44 @@ class AgenticAiChatController(http.Controller):
         return usable
 
     @http.route("/agentic_ai/thread/create", type="jsonrpc", auth="user", methods=["POST"])
-    def thread_create(self, agent_id, name=None, initial_message=None):
+    def thread_create(self, agent_id=None, name=None, initial_message=None):
         """Create a thread (and run ``initial_message`` when given).
         Returns the thread, plus ``result`` when a message was run."""
-        agent = request.env["agentic.ai.agent"].browse(int(agent_id)).exists()
+        agent = request.env["agentic.ai.agent"].browse(self._int_param("agent_id", agent_id)).exists()
         if not agent:
             raise MissingError(request.env._("Agent %s does not exist.", agent_id))
+        if name is not None and not isinstance(name, str):
+            raise UserError(request.env._("Parameter name must be a text."))
+        name = " ".join((name or "").split())[:MAX_NAME_CHARS] or None
+        message = self._message_param(initial_message) if initial_message is not None else None
         thread = agent.start_thread(name=name)
+        result = agent.run(thread.id, message).to_dict() if message else None
         out = _thread_dict(thread)
-        if initial_message:
-            out["result"] = agent.run(thread.id, str(initial_message)[:MAX_MESSAGE_CHARS]).to_dict()
-            out["state"] = thread.state
+        if result:
+            out["result"] = result
         return out
 
     @http.route("/agentic_ai/thread/list", type="jsonrpc", auth="user", methods=["POST"])
     def thread_list(self, limit=50, offset=0):
         """The user's threads, newest first."""
         threads = request.env["agentic.ai.thread"].search(
-            [("user_id", "=", request.env.uid)], limit=min(int(limit), 200), offset=int(offset))
+            [("user_id", "=", request.env.uid)], limit=min(self._int_param("limit", limit), 200),
+            offset=self._int_param("offset", offset or 0))
         return [_thread_dict(t) for t in threads]
 
     @http.route("/agentic_ai/thread/messages", type="jsonrpc", auth="user", methods=["POST"])
-    def thread_messages(self, thread_id, after_id=0, limit=200):
+    def thread_messages(self, thread_id=None, after_id=0, limit=200):
         """Messages of a thread after ``after_id``, oldest first."""
         thread = self._get_thread(thread_id)
-        return {"thread": _thread_dict(thread), "messages": _messages(thread, after_id, min(int(limit), 500))}
+        after_id = self._int_param("after_id", after_id or 0)
+        limit = min(self._int_param("limit", limit), 500)
+        return {"thread": _thread_dict(thread), "messages": _messages(thread, after_id, limit)}
 
     @http.route("/agentic_ai/chat/send", type="jsonrpc", auth="user", methods=["POST"])
-    def chat_send(self, thread_id, message):
+    def chat_send(self, thread_id=None, message=None):
         """Run ``message`` synchronously. Returns ``{result, thread, messages}``
         where ``messages`` are the rows this run added."""
         thread = self._get_thread(thread_id)
-        if not isinstance(message, str) or not message.strip():
-            raise UserError(request.env._("The message is empty."))
-        result = thread.agent_id.run(thread.id, message[:MAX_MESSAGE_CHARS])
+        result = thread.agent_id.run(thread.id, self._message_param(message))
         first = min(result.message_ids) - 1 if result.message_ids else 0
         return {"result": result.to_dict(), "thread": _thread_dict(thread), "messages": _messages(thread, first)}

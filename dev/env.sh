@@ -15,7 +15,7 @@ odoo_bin() {  # odoo_bin [SUBCOMMAND] OPTIONS...
     if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then sub=("$1"); shift; fi
     "$VENV/bin/python" "$ODOO/odoo-bin" "${sub[@]}" \
         --addons-path="$ODOO/addons,$ADDONS" \
-        --db_host="$PGHOST" --db_port="$PGPORT" --db_user="$PGUSER" --http-interface=127.0.0.1 \
+        --db_host="$PGHOST" --db_port="$PGPORT" --db_user="$PGUSER" --http-interface="${AGENTIC_AI_HTTP_INTERFACE:-127.0.0.1}" \
         --data-dir="$DATA_DIR" \
         "$@"
 }

@@ -7,6 +7,8 @@ running after this script exits, so later runs reuse it.
 When ``PGHOST`` is already set the caller wants an existing server: nothing is
 started and the current ``PG*`` values are echoed back.
 
+``python dev/pg.py --stop`` stops the embedded server.
+
 Prints shell ``export`` lines: ``PGHOST`` (socket folder or host name),
 ``PGPORT`` and ``PGUSER``.
 """
@@ -31,7 +33,25 @@ def _ensure_role(host, port, user):
     conn.close()
 
 
+def stop(pgdata):
+    """Stop the embedded server of ``pgdata`` if it runs."""
+    import pgserver
+    from pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    if info is None or not info.is_running():
+        print(f"[pg] no embedded PostgreSQL running in {pgdata}", file=sys.stderr)
+        return
+    user = "pgserver" if os.geteuid() == 0 else None
+    pgserver.pg_ctl(["-w", "stop"], pgdata=pgdata, user=user)
+    print(f"[pg] stopped the embedded PostgreSQL of {pgdata}", file=sys.stderr)
+
+
 def main():
+    root = Path(__file__).resolve().parent.parent
+    pgdata = Path(os.environ.get("AGENTIC_AI_PGDATA", root / ".pgdata"))
+    if sys.argv[1:] == ["--stop"]:
+        return stop(pgdata)
     if os.environ.get("PGHOST"):
         host = os.environ["PGHOST"]
         port = os.environ.get("PGPORT", "5432")
@@ -39,8 +59,6 @@ def main():
     else:
         import pgserver
 
-        root = Path(__file__).resolve().parent.parent
-        pgdata = Path(os.environ.get("AGENTIC_AI_PGDATA", root / ".pgdata"))
         pgdata.mkdir(parents=True, exist_ok=True)
         server = pgserver.get_server(pgdata, cleanup_mode=None)
         info = server.get_postmaster_info()

@@ -52,12 +52,13 @@ class Executor:
         if errors:
             return self._finish(tool, params, started, ExecutionResult(
                 False, error=f"invalid arguments for {tool.name}: " + "; ".join(errors)))
+        # Sanitize first: the guard must judge exactly what will run.
+        params = tool._sanitize_params(params)
         decision = self.guard.check(tool, params, confirmed=confirmed)
         if decision.verdict == DENY:
             return self._finish(tool, params, started, ExecutionResult(False, error=f"refused by the safety rules: {decision.reason}"))
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
-        params = tool._sanitize_params(params)
         env = self.agent._get_execution_env()
         env.flush_all()
         try:

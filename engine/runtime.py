@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 
 from odoo.exceptions import UserError
 
 from ..llm import LLMError, ToolCall, TokenTracker
+from ..tools.base_tool import TOOL_NAME_RE
 from .executor import ExecutionResult, Executor
 from .observer import Observer
 from .safety import SafetyGuard
@@ -21,6 +23,8 @@ from .safety import SafetyGuard
 _logger = logging.getLogger(__name__)
 
 ATTEMPTS_PER_PROVIDER = 2          # spec 000 §4.5
+MAX_MESSAGE_CHARS = 20000          # longest user message accepted
+MAX_TOOL_CALLS_PER_TURN = 10       # calls run from one model answer; the rest are refused
 MAX_RETRY_AFTER = 10.0             # seconds: longest Retry-After we wait for
 LIMIT_REPLY = ("I have reached my processing limit of {n} steps for this request before finishing. "
                "What I did so far is above; tell me how to continue, or split the request into smaller ones.")
@@ -78,12 +82,18 @@ class AgentRuntime:
 
         Plan-and-Execute and Hybrid run the ReAct loop until the planner
         lands (spec §4.3–4.4 come with the plan models)."""
-        if not (user_message or "").strip():
+        if not isinstance(user_message, str) or not user_message.strip():
             raise UserError(self.env._("The message is empty."))
+        user_message = user_message.replace("\x00", "")
+        if len(user_message) > MAX_MESSAGE_CHARS:
+            raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
+                                       n=len(user_message), max=MAX_MESSAGE_CHARS))
         self._lock_thread()
         if self.thread.state in ("executing", "waiting_confirmation"):
             raise UserError(self.env._("This conversation is busy: %s.", dict(
                 self.thread._fields["state"]._description_selection(self.env))[self.thread.state]))
+        if not self.thread.message_ids and self.thread.name == self.env._("New conversation"):
+            self.thread.name = " ".join(user_message.split())[:60]
         message = self.thread.add_user_message(user_message.strip())
         self._first_message_id = message.id
         self.thread._set_runtime_state(state="executing", last_error=False)
@@ -93,8 +103,11 @@ class AgentRuntime:
         """Continue a paused run: execute the pending call when approved, else
         give the model ``[CONFIRMATION_REJECTED]`` and let it reason on."""
         self._lock_thread()
-        pending = json.loads(self.thread.pending_confirmation)
-        call = ToolCall(id=pending["tool_call_id"], name=pending["tool"], arguments=pending["arguments"])
+        try:
+            pending = json.loads(self.thread.pending_confirmation)
+            call = ToolCall(id=pending["tool_call_id"], name=pending["tool"], arguments=dict(pending["arguments"]))
+        except (ValueError, KeyError, TypeError):
+            raise UserError(self.env._("The pending confirmation of this conversation is unreadable.")) from None
         tool = self.agent._get_available_tools().filtered(lambda t: t.name == call.name)
         answer = self.thread._add_message(
             "confirmation_response", "approved" if approved else f"rejected: {reason}".strip(),
@@ -145,6 +158,10 @@ class AgentRuntime:
             for index, call in enumerate(response.tool_calls):
                 self.thread.add_tool_call(call, content=(response.content or "") if index == 0 else "")
             for index, call in enumerate(response.tool_calls):
+                if index >= MAX_TOOL_CALLS_PER_TURN:
+                    self.thread.add_tool_result(call.id, call.name, f"[NOT RUN] at most {MAX_TOOL_CALLS_PER_TURN} tool "
+                                                "calls are run from one answer; call again for the rest.", success=False)
+                    continue
                 paused = self._run_tool_call(call, by_name, response.finish_reason)
                 if paused:
                     for later in response.tool_calls[index + 1:]:
@@ -157,13 +174,21 @@ class AgentRuntime:
         return self._finish("completed", reply)
 
     def _ensure_unique_ids(self, calls: list[ToolCall]) -> None:
-        """Give every call an id unique in the thread: some providers send
-        none, or reuse one, and results are matched to calls by id."""
+        """Give every call an id unique in the thread (some providers send
+        none, or reuse one, and results are matched to calls by id) and a
+        name that providers accept when the history is replayed."""
         used = set(self.thread.message_ids.filtered(lambda m: m.role == "tool_call").mapped("tool_call_id"))
-        for index, call in enumerate(calls):
-            if not call.id or call.id in used:
-                call.id = f"call_{self.thread.id}_{len(used) + 1}_{index}"
+        counter = len(used)
+        for call in calls:
+            while not call.id or call.id in used:
+                counter += 1
+                call.id = f"call_{self.thread.id}_{counter}"
             used.add(call.id)
+            if not TOOL_NAME_RE.match(call.name or ""):
+                # Stored (and replayed) under a name providers accept; the
+                # observation quotes what the model sent.
+                call.parse_error = call.parse_error or f"invalid tool name {call.name!r}"
+                call.name = re.sub(r"[^a-zA-Z0-9_-]", "_", call.name or "")[:64] or "unnamed_tool"
 
     def _run_tool_call(self, call: ToolCall, by_name: dict, finish_reason: str) -> dict | None:
         """Execute one call and store its observation. Returns the
@@ -172,6 +197,8 @@ class AgentRuntime:
         tool = by_name.get(call.name)
         if tool is None:
             result = ExecutionResult(False, error=f"unknown tool {call.name!r}. Available tools: {', '.join(sorted(by_name))}")
+        elif call.parse_error and call.parse_error.startswith("invalid tool name"):
+            result = ExecutionResult(False, error=f"{call.parse_error}; call only: {', '.join(sorted(by_name))}")
         elif call.parse_error:
             cut = " The answer was cut off (finish_reason: length) before the arguments were complete; send a shorter call." \
                 if finish_reason == "length" else ""
@@ -215,7 +242,13 @@ class AgentRuntime:
             for attempt in range(ATTEMPTS_PER_PROVIDER):
                 started = time.monotonic()
                 try:
-                    response = adapter.chat_completion(messages, schemas or None)
+                    try:
+                        response = adapter.chat_completion(messages, schemas or None)
+                    except LLMError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - an adapter bug on odd input counts as a failed call
+                        _logger.exception("LLM adapter %s failed", provider.provider_type)
+                        raise LLMError(f"unexpected {type(exc).__name__} reading the answer: {exc}", retryable=True) from None
                 except LLMError as exc:
                     log.log("llm_call", thread=self.thread, provider_id=provider.id, llm_model=provider.default_model,
                             success=False, error_message=str(exc),
@@ -224,7 +257,8 @@ class AgentRuntime:
                     if not exc.retryable:
                         break
                     if attempt + 1 < ATTEMPTS_PER_PROVIDER:
-                        time.sleep(min(exc.retry_after, MAX_RETRY_AFTER) if exc.retry_after else delay)
+                        wait = exc.retry_after if exc.retry_after is not None else delay
+                        time.sleep(max(0.0, min(wait, MAX_RETRY_AFTER)))
                     continue
                 self.tracker.prices[response.model] = (provider.cost_per_input_token, provider.cost_per_output_token)
                 cost = self.tracker.track(response.input_tokens, response.output_tokens, response.model)

@@ -1,8 +1,8 @@
 """SafetyGuard (spec 000 §7.2): decides, before anything runs, whether a
 tool call is allowed, needs the user's confirmation, or is refused.
 
-This first version checks the agent's allowed/blocked model lists and its
-confirmation policy; safety-rule records and rate limits join the chain
+This first version protects the addon's own models, checks the agent's
+allowed/blocked model lists and its confirmation policy; safety-rule records and rate limits join the chain
 with their models (spec §3.9, §7.5)."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ CONFIRM_REQUIRED = "confirm_required"
 DENY = "deny"
 
 DESTRUCTIVE_RISKS = ("high", "variable")
+PROTECTED_PREFIX = "agentic.ai."
 
 
 @dataclass(frozen=True)
@@ -44,17 +45,32 @@ class SafetyGuard:
         return SafetyDecision(ALLOW)
 
     def _check_model_access(self, tool, params: dict) -> SafetyDecision:
-        """The agent's blocked models are refused; when allowed models are
-        set, everything else is refused."""
+        """The agent's own models are always refused (an agent must not edit
+        its configuration, conversations or audit log); the agent's blocked
+        models are refused; when allowed models are set, everything else is
+        refused. Models written through one2many/many2many values count."""
         agent = self.agent.sudo()
         blocked = set(agent.blocked_model_ids.mapped("model"))
         allowed = set(agent.allowed_model_ids.mapped("model"))
-        for model_name in tool._get_model_names(params):
+        for model_name in self._touched_models(tool, params):
+            if model_name.startswith(PROTECTED_PREFIX):
+                return SafetyDecision(DENY, f"agents may not read or change {model_name} (the agent's own data)")
             if model_name in blocked:
                 return SafetyDecision(DENY, f"the agent may not access {model_name} (blocked model)")
             if allowed and model_name not in allowed:
                 return SafetyDecision(DENY, f"the agent may only access: {', '.join(sorted(allowed))}")
         return SafetyDecision(ALLOW)
+
+    def _touched_models(self, tool, params: dict) -> list[str]:
+        """The tool's models plus the comodels of relational fields in a
+        generic tool's ``values`` (a write can change lines through them)."""
+        names = list(tool._get_model_names(params))
+        model_name, values = params.get("model"), params.get("values")
+        env = self.agent.env
+        if isinstance(model_name, str) and model_name in env and isinstance(values, dict):
+            fields = env[model_name]._fields
+            names += [fields[f].comodel_name for f in values if f in fields and fields[f].type in ("one2many", "many2many")]
+        return names
 
     def _check_confirmation_needed(self, tool) -> SafetyDecision:
         """Tool-level ``requires_confirmation`` always asks; the agent's

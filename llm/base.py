@@ -128,6 +128,7 @@ class BaseLLMAdapter(ABC):
         return count_tokens(text, self.config.model)
 
 
+MAX_ARGUMENT_CHARS = 200_000  # longer tool arguments are refused, not parsed
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
 
@@ -149,8 +150,12 @@ def parse_tool_arguments(raw) -> tuple[dict, str | None]:
     text = raw.strip()
     if not text:
         return {}, None
+    if len(text) > MAX_ARGUMENT_CHARS:
+        return {}, f"arguments are too long ({len(text)} characters, at most {MAX_ARGUMENT_CHARS})"
     try:
         value = json.loads(text)
+    except RecursionError:
+        return {}, "arguments are nested too deeply"
     except json.JSONDecodeError as exc:
         value, recovered = _recover_json_object(text)
         if not recovered:
@@ -169,13 +174,13 @@ def _recover_json_object(text: str):
     if match:
         try:
             return json.loads(match.group(1)), True
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pass
     start = text.find("{")
     if start >= 0:
         try:
             value, _end = json.JSONDecoder().raw_decode(text[start:])
             return value, True
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pass
     return None, False

@@ -4,6 +4,7 @@ provider's own error message, and never leaks the API key."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 
 import httpx
@@ -14,10 +15,13 @@ _MAX_ERROR_CHARS = 500
 
 
 def _provider_message(response: httpx.Response) -> str:
-    """The ``error.message`` a provider sent, else the start of the body."""
+    """The ``error.message`` a provider sent, else the start of the body
+    (an HTML error page is named, not quoted)."""
     try:
         data = response.json()
     except ValueError:
+        if "html" in response.headers.get("content-type", "") or response.text.lstrip()[:1] == "<":
+            return f"{response.reason_phrase or 'error'} (an HTML error page, probably from a proxy or gateway)"
         return response.text[:_MAX_ERROR_CHARS]
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict):
@@ -28,11 +32,14 @@ def _provider_message(response: httpx.Response) -> str:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from a ``Retry-After`` header in seconds; None when absent,
+    negative, not finite or an HTTP date (then the normal back-off applies)."""
     value = response.headers.get("retry-after")
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
 def raise_for_status(response: httpx.Response) -> None:
@@ -65,7 +72,7 @@ def post_json(url: str, headers: dict, body: dict, timeout: float) -> dict:
     try:
         return response.json()
     except ValueError:
-        raise LLMError(f"invalid JSON from {response.request.url.host}: {response.text[:200]}") from None
+        raise LLMError(f"invalid JSON from {response.request.url.host}: {response.text[:200]}", retryable=True) from None
 
 
 def stream_lines(url: str, headers: dict, body: dict, timeout: float) -> Iterator[str]:

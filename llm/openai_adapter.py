@@ -78,12 +78,15 @@ class OpenAIAdapter(BaseLLMAdapter):
     # ---------------------------------------------------------------- responses
     @staticmethod
     def _tool_call(index: int, raw: dict) -> ToolCall:
+        if not isinstance(raw, dict) or not isinstance(raw.get("function") or {}, dict):
+            return ToolCall(id=f"call_{index}", name="", arguments={}, raw_arguments=str(raw)[:500],
+                            parse_error="malformed tool call (not a {id, function: {name, arguments}} object)")
         function = raw.get("function") or {}
         arguments, error = parse_tool_arguments(function.get("arguments"))
         raw_args = function.get("arguments")
         return ToolCall(
-            id=raw.get("id") or f"call_{index}",
-            name=function.get("name") or "",
+            id=str(raw.get("id") or f"call_{index}"),
+            name=function.get("name") if isinstance(function.get("name"), str) else "",
             arguments=arguments,
             raw_arguments=raw_args if isinstance(raw_args, str) else json.dumps(raw_args),
             parse_error=error,
@@ -91,21 +94,24 @@ class OpenAIAdapter(BaseLLMAdapter):
 
     def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
         data = post_json(self._url("/chat/completions"), self._headers(), self._body(messages, tools, False, **kwargs), self.config.timeout)
-        try:
-            choice = data["choices"][0]
-        except (KeyError, IndexError, TypeError):
-            raise LLMError(f"malformed response: no choices in {str(data)[:200]}") from None
-        message = choice.get("message") or {}
-        content = message.get("content")
-        calls = [self._tool_call(i, raw) for i, raw in enumerate(message.get("tool_calls") or [])]
-        usage = data.get("usage") or {}
+        choices = data.get("choices") if isinstance(data, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise LLMError(f"malformed response, no choices[0].message: {str(data)[:200]}", retryable=True)
+        content = _text(message.get("content"))
+        raw_calls = message.get("tool_calls")
+        if raw_calls is not None and not isinstance(raw_calls, list):
+            raise LLMError(f"malformed response, tool_calls is not a list: {str(raw_calls)[:200]}", retryable=True)
+        calls = [self._tool_call(i, raw) for i, raw in enumerate(raw_calls or [])]
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return LLMResponse(
             content=content,
             tool_calls=calls,
-            input_tokens=usage.get("prompt_tokens") or self.count_tokens(json.dumps(messages)),
-            output_tokens=usage.get("completion_tokens") or self.count_tokens((content or "") + "".join(c.raw_arguments for c in calls)),
-            model=data.get("model") or self.config.model,
-            finish_reason=choice.get("finish_reason") or "stop",
+            input_tokens=_count(usage.get("prompt_tokens")) or self.count_tokens(json.dumps(messages)),
+            output_tokens=_count(usage.get("completion_tokens")) or self.count_tokens((content or "") + "".join(c.raw_arguments for c in calls)),
+            model=data.get("model") if isinstance(data.get("model"), str) and data.get("model") else self.config.model,
+            finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else "stop",
         )
 
     def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
@@ -126,23 +132,30 @@ class OpenAIAdapter(BaseLLMAdapter):
             except json.JSONDecodeError:
                 _logger.warning("skipping malformed stream event: %.200s", payload)
                 continue
-            model = event.get("model") or model
-            usage = event.get("usage") or usage
-            for choice in event.get("choices") or []:
-                delta = choice.get("delta") or {}
-                if delta.get("content"):
-                    text.append(delta["content"])
-                    yield LLMStreamChunk(content=delta["content"], model=model)
-                for piece in delta.get("tool_calls") or []:
-                    _merge_tool_call_delta(pending, piece)
-                finish_reason = choice.get("finish_reason") or finish_reason
+            if not isinstance(event, dict):
+                continue
+            model = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else model
+            usage = event.get("usage") if isinstance(event.get("usage"), dict) else usage
+            for choice in event.get("choices") if isinstance(event.get("choices"), list) else []:
+                delta = choice.get("delta") if isinstance(choice, dict) else None
+                if not isinstance(delta, dict):
+                    continue
+                piece_text = _text(delta.get("content"))
+                if piece_text:
+                    text.append(piece_text)
+                    yield LLMStreamChunk(content=piece_text, model=model)
+                for piece in delta.get("tool_calls") if isinstance(delta.get("tool_calls"), list) else []:
+                    if isinstance(piece, dict):
+                        _merge_tool_call_delta(pending, piece)
+                if isinstance(choice.get("finish_reason"), str):
+                    finish_reason = choice["finish_reason"]
         calls = [self._tool_call(i, {"id": p["id"], "function": {"name": p["name"], "arguments": p["arguments"]}})
                  for i, p in enumerate(pending)]
         yield LLMStreamChunk(
             tool_calls=calls,
             finish_reason=finish_reason or ("tool_calls" if calls else "stop"),
-            input_tokens=usage.get("prompt_tokens") or self.count_tokens(json.dumps(messages)),
-            output_tokens=usage.get("completion_tokens") or self.count_tokens("".join(text) + "".join(p["arguments"] for p in pending)),
+            input_tokens=_count(usage.get("prompt_tokens")) or self.count_tokens(json.dumps(messages)),
+            output_tokens=_count(usage.get("completion_tokens")) or self.count_tokens("".join(text) + "".join(p["arguments"] for p in pending)),
             model=model,
         )
 
@@ -156,24 +169,39 @@ class OpenAIAdapter(BaseLLMAdapter):
             raise LLMError(f"malformed embeddings response: {str(data)[:200]}") from None
 
 
+def _text(content) -> str | None:
+    """Message content as text: a string, or the text parts of a list of
+    content parts (``[{"type": "text", "text": ...}]``) some servers send."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text") or "" for part in content if isinstance(part, dict)) or None
+    return str(content)
+
+
+def _count(value) -> int:
+    """A token count from ``usage``, 0 when absent or not a whole number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def _merge_tool_call_delta(pending: list[dict], piece: dict) -> None:
     """Fold one streamed ``tool_calls`` delta into ``pending``.
 
     A delta continues the last call with the same ``index`` unless it carries
     a different ``id`` (some servers reuse index 0 for every call)."""
     index = piece.get("index", 0)
-    function = piece.get("function") or {}
+    function = piece.get("function") if isinstance(piece.get("function"), dict) else {}
     current = next((p for p in reversed(pending) if p["index"] == index), None)
     if current is None or (piece.get("id") and current["id"] and piece["id"] != current["id"]):
         current = {"index": index, "id": piece.get("id") or "", "name": "", "arguments": ""}
         pending.append(current)
     if piece.get("id"):
         current["id"] = piece["id"]
-    if function.get("name"):
-        current["name"] += function["name"] if not current["name"] else ""
+    if isinstance(function.get("name"), str) and not current["name"]:
+        current["name"] = function["name"]
     arguments = function.get("arguments")
     if isinstance(arguments, dict):
         current["arguments"] = json.dumps(arguments)
-    elif arguments:
+    elif isinstance(arguments, str):
         current["arguments"] += arguments
 

@@ -61,8 +61,9 @@ class AgenticAiAgent(models.Model):
     group_ids = fields.Many2many(
         "res.groups", "agentic_ai_agent_group_rel", "agent_id", "group_id", string="Allowed Groups")
     sudo_user_id = fields.Many2one(
-        "res.users", string="Run As User", groups="agentic_ai.group_agentic_ai_admin",
-        help="Run tool calls as this user instead of the requesting user. Leave empty unless required.")
+        "res.users", string="Run As User", groups="base.group_system",
+        help="Run tool calls as this user instead of the requesting user: everyone allowed to use the agent "
+             "gets that user's rights. Settings administrators only; leave empty unless required.")
     thread_ids = fields.One2many("agentic.ai.thread", "agent_id", string="Threads")
     thread_count = fields.Integer(compute="_compute_thread_count")
     company_id = fields.Many2one("res.company", default=lambda self: self.env.company)
@@ -73,6 +74,13 @@ class AgenticAiAgent(models.Model):
             [("agent_id", "in", self.ids)], ["agent_id"], ["__count"]))
         for agent in self:
             agent.thread_count = counts.get(agent, 0)
+
+    def write(self, vals):
+        # An agent that runs as another user lends that user's rights to its
+        # users: only Settings administrators may change who that is.
+        if not self.env.su and not self.env.user.has_group("base.group_system") and self.sudo().filtered("sudo_user_id"):
+            raise AccessError(self.env._("Only Settings administrators can change an agent that runs as another user."))
+        return super().write(vals)
 
     # ------------------------------------------------------------------ actions
     def action_activate(self):
@@ -107,9 +115,7 @@ class AgenticAiAgent(models.Model):
         Raises AccessError when the user may not use the agent, UserError
         when the agent is not active."""
         self.ensure_one()
-        self._check_user_access(self.env.user)
-        if self.state != "active":
-            raise UserError(self.env._("Agent %s is not active.", self.name))
+        self._check_runnable(self.env.user)
         thread = self.env["agentic.ai.thread"].create({
             "agent_id": self.id,
             "user_id": self.env.uid,
@@ -127,8 +133,16 @@ class AgenticAiAgent(models.Model):
         if not thread or thread.agent_id != self:
             raise UserError(self.env._("Thread %s does not belong to agent %s.", thread_id, self.name))
         thread._check_owner_access()
-        self._check_user_access(self.env.user)
+        self._check_runnable(self.env.user)
         return AgentRuntime(self, thread).run(user_message)
+
+    def _check_runnable(self, user):
+        """Raise unless ``user`` may use this agent now: access (see
+        ``_check_user_access``) and the agent is active."""
+        self.ensure_one()
+        self._check_user_access(user)
+        if self.state != "active":
+            raise UserError(self.env._("Agent %s is not active.", self.name))
 
     def _check_user_access(self, user):
         """Raise AccessError unless ``user`` may use this agent: an AI user who

@@ -57,6 +57,7 @@ class AgenticAiExecutionLog(models.Model):
     output_tokens = fields.Integer(readonly=True)
     cost = fields.Float(digits=(16, 6), readonly=True, string="Cost (USD)")
 
+    @api.private
     @api.model
     def log(self, action_type, thread=None, **values):
         """Write one row, as superuser so that it is always written whatever

@@ -1,13 +1,18 @@
 import json
+import logging
 
 from odoo import api, fields, models
-from odoo.exceptions import AccessError, UserError
+from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..engine.runtime import AgentRuntime
 
+_logger = logging.getLogger(__name__)
 
-# Written by the engine only (as superuser), never by a client's write().
+
+# Written by the engine only (as superuser), never by a client's create() or write().
 RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error"}
+# Fixed when the conversation is created.
+FROZEN_FIELDS = {"agent_id", "user_id", "company_id"}
 
 
 class AgenticAiThread(models.Model):
@@ -59,9 +64,27 @@ class AgenticAiThread(models.Model):
         for thread in self:
             thread.total_input_tokens, thread.total_output_tokens, thread.total_cost = usage.get(thread.id, (0, 0, 0.0))
 
+    @api.constrains("company_id", "user_id")
+    def _check_company_of_user(self):
+        for thread in self:
+            if thread.company_id not in thread.user_id.company_ids:
+                raise ValidationError(self.env._("A conversation must belong to one of its user's companies."))
+
+    @api.model_create_multi
+    def create(self, vals_list):
+        if not self.env.su:
+            for vals in vals_list:
+                if RUNTIME_FIELDS.intersection(vals):
+                    raise AccessError(self.env._("The state of a conversation is managed by the agent."))
+        return super().create(vals_list)
+
     def write(self, vals):
-        if not self.env.su and RUNTIME_FIELDS.intersection(vals):
-            raise AccessError(self.env._("The state of a conversation is managed by the agent."))
+        if not self.env.su:
+            if RUNTIME_FIELDS.intersection(vals):
+                raise AccessError(self.env._("The state of a conversation is managed by the agent."))
+            for field_name in FROZEN_FIELDS.intersection(vals):
+                if any(thread[field_name].id != vals[field_name] for thread in self):
+                    raise AccessError(self.env._("The agent, user and company of a conversation cannot be changed."))
         return super().write(vals)
 
     def _set_runtime_state(self, **values):
@@ -77,14 +100,17 @@ class AgenticAiThread(models.Model):
             "thread_id": self.id, "role": role, "content": content or "", **values})
         return message.sudo(False)
 
+    @api.private
     def add_user_message(self, content):
         """Append the user's message; returns the message record."""
         return self._add_message("user", content)
 
+    @api.private
     def add_assistant_message(self, content, **values):
         """Append an answer of the agent; returns the message record."""
         return self._add_message("assistant", content, **values)
 
+    @api.private
     def add_tool_call(self, tool_call, content=""):
         """Append one call the model requested (``llm.ToolCall``); ``content``
         is the text the model sent along with its calls."""
@@ -92,10 +118,12 @@ class AgenticAiThread(models.Model):
             "tool_call", content,
             tool_call_id=tool_call.id,
             tool_name=tool_call.name,
-            tool_arguments=json.dumps(tool_call.arguments) if not tool_call.parse_error else tool_call.raw_arguments,
+            # What the model sent when it was not valid (for the audit), cut to a readable size.
+            tool_arguments=json.dumps(tool_call.arguments) if not tool_call.parse_error else (tool_call.raw_arguments or "")[:10000],
             tool_status="requested",
         )
 
+    @api.private
     def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None):
         """Append a tool's observation and mark its call done or failed."""
         self.ensure_one()
@@ -107,6 +135,7 @@ class AgenticAiThread(models.Model):
             tool_result_data=json.dumps(data, default=str)[:100000] if data is not None else False,
         )
 
+    @api.private
     def get_messages_for_llm(self, system_message=None):
         """The transcript as neutral LLM messages (see ``llm/base.py``):
         system prompt first, consecutive ``tool_call`` rows folded into one
@@ -157,6 +186,7 @@ class AgenticAiThread(models.Model):
         self.handle_confirmation(False, reason)
 
     # ----------------------------------------------------------- confirmation
+    @api.private
     def request_confirmation(self, tool_call, tool, reason):
         """Pause the thread on ``tool_call`` until the user approves or rejects it."""
         self.ensure_one()
@@ -175,15 +205,20 @@ class AgenticAiThread(models.Model):
         it choose another way. Returns the runtime's ``AgentResult``."""
         self.ensure_one()
         self._check_owner_access()
+        self.agent_id._check_runnable(self.env.user)
         if self.state != "waiting_confirmation" or not self.pending_confirmation:
             raise UserError(self.env._("This conversation is not waiting for a confirmation."))
-        return AgentRuntime(self.agent_id, self).resume_after_confirmation(bool(approved), reason or "")
+        if reason is not None and not isinstance(reason, str):
+            raise UserError(self.env._("The reason must be a text."))
+        return AgentRuntime(self.agent_id, self).resume_after_confirmation(bool(approved), (reason or "")[:2000])
 
     # ------------------------------------------------------------------ access
     def _check_owner_access(self):
-        """Only the thread's user (or an AI operator) may run it."""
+        """Only the thread's own user may run it or answer its confirmations:
+        tools run with that user's rights and are logged in their name.
+        (AI operators may read every thread, not act in it.)"""
         for thread in self:
-            if thread.user_id != self.env.user and not self.env.user.has_group("agentic_ai.group_agentic_ai_operator"):
+            if thread.user_id != self.env.user:
                 raise AccessError(self.env._("This conversation belongs to another user."))
 
     # ---------------------------------------------------------------- async
@@ -206,8 +241,16 @@ class AgenticAiThread(models.Model):
         cron = self.env["ir.cron"]
         cron._commit_progress(remaining=len(threads))
         for thread in threads:
-            message, thread.pending_message = thread.pending_message, False
+            message = thread.pending_message
+            thread.write({"pending_message": False})
             as_user = thread.with_user(thread.user_id).with_context(allowed_company_ids=[thread.company_id.id])
-            as_user.agent_id.run(thread.id, message)
+            try:
+                with self.env.cr.savepoint():
+                    as_user.agent_id.run(thread.id, message)
+            except Exception as exc:  # noqa: BLE001 - one failing conversation must not block the queue
+                _logger.exception("Queued message of conversation %s failed", thread.id)
+                thread._add_message("assistant", self.env._("Your request could not be processed: %s", exc))
+                thread._set_runtime_state(state="error", last_error=str(exc)[:2000])
+                self.env["agentic.ai.execution.log"].log("error", thread=thread, success=False, error_message=str(exc))
             if not cron._commit_progress(1):
                 break

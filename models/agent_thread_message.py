@@ -40,6 +40,6 @@ class AgenticAiThreadMessage(models.Model):
         self.ensure_one()
         try:
             value = json.loads(self.tool_arguments or "{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return value if isinstance(value, dict) else {}

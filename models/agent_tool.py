@@ -1,5 +1,4 @@
 import json
-import re
 
 import jsonschema
 
@@ -7,9 +6,8 @@ from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 from odoo.tools.safe_eval import safe_eval
 
-from ..tools.base_tool import ToolError, resolve_handler
+from ..tools.base_tool import TOOL_NAME_RE, ToolError, resolve_handler
 
-TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # OpenAI/Gemini function-name rule
 READ_ONLY_RISKS = ("low",)
 
 

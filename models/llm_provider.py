@@ -3,7 +3,7 @@ import logging
 import time
 
 from odoo import api, fields, models
-from odoo.exceptions import UserError, ValidationError
+from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..llm import LLMError, ProviderConfig, get_adapter
 
@@ -54,8 +54,11 @@ class AgenticAiLlmProvider(models.Model):
     cost_per_output_token = fields.Float(digits=(16, 10), help="USD per output token.")
     rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)", help="Requests per minute allowed by the provider; 0 = no limit.")
     timeout_seconds = fields.Integer(default=120, help="HTTP timeout of one call, in seconds.")
-    extra_headers = fields.Text(default="{}", help="JSON object of HTTP headers added to every request.")
-    extra_params = fields.Text(default="{}", help="JSON object merged into every request body.")
+    # Headers often carry credentials (Azure api-key, gateway tokens): same visibility as api_key.
+    extra_headers = fields.Text(default="{}", groups="base.group_system",
+                                help="JSON object of HTTP headers added to every request.")
+    extra_params = fields.Text(default="{}", groups="base.group_system",
+                               help="JSON object merged into every request body.")
     company_id = fields.Many2one("res.company", default=lambda self: self.env.company)
 
     @api.constrains("provider_type", "api_base_url")
@@ -85,8 +88,10 @@ class AgenticAiLlmProvider(models.Model):
 
     def action_test_connection(self):
         """Send a one-line prompt; notify success with the round-trip time in
-        ms, or the provider's exact failure."""
+        ms, or the provider's exact failure. AI administrators only (a call may cost money)."""
         self.ensure_one()
+        if not self.env.user.has_group("agentic_ai.group_agentic_ai_admin"):
+            raise AccessError(self.env._("Only AI administrators can test a provider."))
         started = time.monotonic()
         try:
             response = self._get_adapter().chat_completion(
@@ -114,7 +119,7 @@ class AgenticAiLlmProvider(models.Model):
     def _parse_json_setting(self, field_name):
         """A JSON-object setting, or ``{}`` when it is empty or not valid."""
         try:
-            value = json.loads(self[field_name] or "{}")
+            value = json.loads(self.sudo()[field_name] or "{}")
         except ValueError:
             _logger.warning("Provider %s: %s is not valid JSON, ignoring it", self.id, field_name)
             return {}

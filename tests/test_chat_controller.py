@@ -107,7 +107,8 @@ class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
         self.assertIn(order.name, requests[3]["messages"][-1]["content"])
         self.assertEqual(requests[0]["messages"][0]["role"], "system")
         # Time outside the scripted LLM server, for the closing note.
-        _logger.info("[timing] one agent turn of test (a): %.0f ms end to end", elapsed * 1000)
+        _logger.info("[timing] test (a), one agent turn through /agentic_ai/chat/send (3 LLM round trips to the "
+                     "scripted server, 3 tool calls): %.0f ms", elapsed * 1000)
 
     def test_user_outside_agent_access_gets_an_error_and_no_thread(self):
         allowed = new_test_user(self.env, "agent_allowed", groups="base.group_user")
@@ -139,3 +140,35 @@ class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
         self.assertIn("general_assistant", [a["code"] for a in agents])
         threads = self.make_jsonrpc_request("/agentic_ai/thread/list", {})
         self.assertIsInstance(threads, list)
+
+    def test_bad_route_parameters_get_clear_errors(self):
+        self.authenticate("demo", "demo")
+        thread = self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
+        cases = [
+            ("/agentic_ai/thread/list", {"limit": -1}, "limit"),
+            ("/agentic_ai/thread/list", {"offset": 1e30}, "offset"),
+            ("/agentic_ai/thread/messages", {"thread_id": thread["id"], "limit": -5}, "limit"),
+            ("/agentic_ai/thread/messages", {"thread_id": [1]}, "thread_id"),
+            ("/agentic_ai/thread/create", {"agent_id": "abc"}, "agent_id"),
+            ("/agentic_ai/thread/create", {}, "agent_id"),
+            ("/agentic_ai/thread/create", {"agent_id": self.agent.id, "initial_message": {"a": 1}}, "message"),
+            ("/agentic_ai/chat/send", {"thread_id": thread["id"]}, "message"),
+            ("/agentic_ai/chat/send", {"thread_id": thread["id"], "message": "x" * 20001}, "too long"),
+        ]
+        for route, params, needle in cases:
+            response = self.url_open(route, json={"jsonrpc": "2.0", "method": "call", "id": 1, "params": params})
+            error = response.json().get("error", {}).get("data", {})
+            self.assertEqual(error.get("name"), "odoo.exceptions.UserError", f"{route} {params}: {error}")
+            self.assertIn(needle, error.get("message", ""), f"{route} {params}: {error}")
+
+    def test_transcript_cannot_be_written_over_rpc(self):
+        self.authenticate("demo", "demo")
+        thread = self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
+        with self.assertRaises(JsonRpcException):
+            self.make_jsonrpc_request("/web/dataset/call_kw", {
+                "model": "agentic.ai.thread", "method": "add_user_message",
+                "args": [[thread["id"]], "injected"], "kwargs": {}})
+        with self.assertRaises(JsonRpcException):
+            self.make_jsonrpc_request("/web/dataset/call_kw", {
+                "model": "agentic.ai.execution.log", "method": "log", "args": ["error"], "kwargs": {}})
+        self.assertFalse(self.env["agentic.ai.thread"].browse(thread["id"]).message_ids)

@@ -10,9 +10,11 @@ Other addons register their own tools the same way.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 
 TOOL_REGISTRY: dict[str, Callable] = {}
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the function-name rule of OpenAI, Gemini and Anthropic
 
 DEFAULT_LIMIT = 20   # records returned by a search when the model gives no limit
 MAX_LIMIT = 200      # records one call may ever return
@@ -88,11 +90,12 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
     if not isinstance(value, str):
         raise ToolError(f"a {label} must be given as an id or a name, got {value!r}")
     name = value.strip()
+    pattern = _escape_like(name)  # a name is text, never a LIKE pattern: % and _ match themselves
     rec_name = model._rec_name or "display_name"
-    exact = model.search(domain + [(rec_name, "=ilike", name)], limit=6)
+    exact = model.search(domain + [(rec_name, "=ilike", pattern)], limit=6)
     if len(exact) == 1:
         return exact
-    matches = exact or model.search(domain + [(rec_name, "ilike", name)], limit=6)
+    matches = exact or model.search(domain + [(rec_name, "ilike", pattern)], limit=6)
     if len(matches) == 1:
         return matches
     if matches:
@@ -100,9 +103,14 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         raise ToolError(f"{len(matches)}{'+' if len(matches) > 5 else ''} {label} records match {name!r}: {listed}. "
                         f"Ask the user which one, or call again with the id.")
     words = [w for w in name.split() if len(w) > 2]
-    close = model.search(domain + ["|"] * (len(words) - 1) + [(rec_name, "ilike", w) for w in words], limit=5) if words else model
+    close = model.search(domain + ["|"] * (len(words) - 1) + [(rec_name, "ilike", _escape_like(w)) for w in words],
+                         limit=5) if words else model
     hint = f" Closest: {'; '.join(f'{r.display_name} (id {r.id})' for r in close)}." if close else ""
     raise ToolError(f"no {label} matches {name!r}.{hint}")
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def money(amount: float, currency) -> dict:

@@ -33,6 +33,8 @@ METHOD_SUBSTITUTES = {
 SUMMARY_FIELDS = ("display_name", "name", "state", "partner_id", "date_order", "date", "amount_total",
                   "email", "phone", "company_id")
 MAX_FIELDS = 25
+# One2many/many2many commands that delete or unlink (Command.DELETE, UNLINK, CLEAR).
+_DELETE_COMMANDS = (2, 3, 5)
 _NEVER_WRITE = {"id", "create_uid", "create_date", "write_uid", "write_date", "__last_update"}
 
 
@@ -80,6 +82,15 @@ def _values(model, values) -> dict:
     forbidden = [f for f in values if f in _NEVER_WRITE or _is_computed_readonly(model._fields[f])]
     if forbidden:
         raise ToolError(f"these fields cannot be set: {', '.join(forbidden)}")
+    if "state" in values and model._fields["state"].type == "selection":
+        raise ToolError(f"the state of {model._name} changes through its workflow buttons, not by writing it; "
+                        f"use odoo_method_call ({', '.join(ALLOWED_METHODS.get(model._name, [])) or 'no method allowed'})")
+    for name, value in values.items():
+        if model._fields[name].type in ("one2many", "many2many") and isinstance(value, list):
+            for command in value:
+                if isinstance(command, (list, tuple)) and command and command[0] in _DELETE_COMMANDS:
+                    raise ToolError(f"{name}: removing or deleting lines through a write is not allowed here; "
+                                    "delete records with odoo_unlink (the user is asked to confirm)")
     return values
 
 

@@ -73,7 +73,7 @@ def _quotation(match, results: list[dict]) -> dict:
         if not rows:
             return {"content": f"{BANNER}\nI found no company named {customer!r}."}
         return _call("create_quotation", {"partner": rows[0]["id"], "lines": lines}, 2)
-    if last.startswith("Error") and "match" in last and len(results) < 5:
+    if last.startswith("Error") and "match" in last and len(results) == 2:
         # Several variants: take the first candidate the tool listed for each ambiguous name.
         for line in lines:
             candidate = re.search(r"match '%s': .*?\(id (\d+)\)" % re.escape(str(line["product"])), last)
@@ -83,12 +83,14 @@ def _quotation(match, results: list[dict]) -> dict:
         return _call("create_quotation", {"partner": partner, "lines": lines}, len(results) + 1)
     if last.startswith("Error"):
         return {"content": f"{BANNER}\nThe quotation could not be created: {last[:400]}"}
-    name = re.search(r'"name": "([^"]+)"', last)
-    total = re.search(r'"amount_total": \{"amount": ([\d.]+), "currency": "(\w+)"', last)
-    variants = " Several products matched a name, so I took the first one listed; change it on the quotation if needed." \
-        if len(results) > 2 else ""
-    return {"content": f"{BANNER}\nI created quotation {name.group(1) if name else '?'} for {customer}"
-                       + (f", total {total.group(1)} {total.group(2)}." if total else ".") + variants}
+    order = json.loads(last.split("\n", 1)[1]) if "\n" in last else {}
+    lines = "; ".join(f"{line['quantity']:g} x {line['product']}" for line in order.get("lines", []))
+    variants = (" Several products matched a name, so I took the first one listed; change the line on the "
+                "quotation if you meant another.") if len(results) > 2 else ""
+    total = order.get("amount_total", {})
+    return {"content": f"{BANNER}\nI created quotation {order.get('name', '?')} for "
+                       f"{order.get('customer', {}).get('name', customer)}: {lines}; total "
+                       f"{total.get('amount')} {total.get('currency')}.{variants}"}
 
 
 def reply(request: dict) -> dict:

@@ -10,6 +10,9 @@ callable taking the request and returning one::
                      "id": "call_1"}],                  # id optional
      "finish_reason": "stop" | "tool_calls" | "length",  # default derived
      "status": 503, "error": "message",      # answer with an HTTP error instead
+     "headers": {"Retry-After": "3"},        # extra headers of that error
+     "raw": {...} | "text",                  # a malformed 200 answer, sent verbatim
+     "delay": 0.5,                           # seconds to wait before answering
      "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
 
 The server takes the first turn, in order, that still has uses left and

@@ -96,6 +96,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return None
+        if "raw" in reply:  # a malformed answer, sent verbatim with status 200
+            raw = reply["raw"]
+            data = (raw if isinstance(raw, str) else json.dumps(raw)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
         if body.get("stream"):
             return self._stream(body, reply)
         return self._send_json(200, self._completion(body, reply))
