@@ -46,17 +46,19 @@ class Executor:
 
     def execute(self, tool, params: dict, *, confirmed: bool = False, tool_call_id: str = "") -> ExecutionResult:
         """Run ``tool`` with ``params``. ``confirmed`` means the user approved
-        this very call, so the confirmation gate is skipped."""
+        this very call, so the confirmation gate is skipped; ``tool_call_id``
+        links the audit row to the transcript."""
         started = time.monotonic()
         errors = tool._validate_params(params)
         if errors:
             return self._finish(tool, params, started, ExecutionResult(
-                False, error=f"invalid arguments for {tool.name}: " + "; ".join(errors)))
+                False, error=f"invalid arguments for {tool.name}: " + "; ".join(errors)), tool_call_id)
         # Sanitize first: the guard must judge exactly what will run.
         params = tool._sanitize_params(params)
         decision = self.guard.check(tool, params, confirmed=confirmed)
         if decision.verdict == DENY:
-            return self._finish(tool, params, started, ExecutionResult(False, error=f"refused by the safety rules: {decision.reason}"))
+            return self._finish(tool, params, started, ExecutionResult(False, error=f"refused by the safety rules: {decision.reason}"),
+                                tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
         env = self.agent._get_execution_env()
@@ -73,7 +75,7 @@ class Executor:
         except Exception as exc:  # noqa: BLE001 - a tool bug must not end the run; it is logged with its traceback
             _logger.exception("Tool %s failed unexpectedly", tool.name)
             result = ExecutionResult(False, error=self._describe(exc, tool))
-        return self._finish(tool, params, started, result)
+        return self._finish(tool, params, started, result, tool_call_id)
 
     @staticmethod
     def _describe(exc: Exception, tool) -> str:
@@ -84,7 +86,7 @@ class Executor:
         suffix = "" if tool.is_read_only else " Nothing was saved: the changes of this call were rolled back."
         return f"{label}{message}{suffix}"
 
-    def _finish(self, tool, params, started, result: ExecutionResult) -> ExecutionResult:
+    def _finish(self, tool, params, started, result: ExecutionResult, tool_call_id: str = "") -> ExecutionResult:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         data = result.data if isinstance(result.data, dict) else {}
         record_ids = data.get("ids") or ([data["id"]] if isinstance(data.get("id"), int) else None)
@@ -93,6 +95,7 @@ class Executor:
             "tool_execution",
             thread=self.thread,
             tool_name=tool.name,
+            tool_call_id=tool_call_id or False,
             model_name=model_names[0] if model_names else False,
             record_ids=record_ids,
             input_data=params,

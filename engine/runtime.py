@@ -209,7 +209,7 @@ class AgentRuntime:
                 return self.thread.request_confirmation(call, tool, result.confirmation_reason)
         if tool is None or call.parse_error:
             self.env["agentic.ai.execution.log"].log(
-                "tool_execution", thread=self.thread, tool_name=call.name, success=False,
+                "tool_execution", thread=self.thread, tool_name=call.name, tool_call_id=call.id, success=False,
                 input_data=call.raw_arguments or call.arguments, error_message=result.error)
         self.thread.add_tool_result(call.id, call.name, self.observer.observe(call.name, result),
                                     success=result.success, data=result.data)

@@ -43,6 +43,7 @@ class AgenticAiExecutionLog(models.Model):
         ("plan_revised", "Plan Revised"),
     ], required=True, index=True, readonly=True)
     tool_name = fields.Char(readonly=True, index=True)
+    tool_call_id = fields.Char(readonly=True, help="Id of the call in the conversation transcript.")
     model_name = fields.Char(readonly=True, help="Odoo model the action touched.")
     record_ids = fields.Char(readonly=True, help="Ids of the records touched, as JSON.")
     provider_id = fields.Many2one("agentic.ai.llm.provider", readonly=True, ondelete="set null")

@@ -98,6 +98,8 @@ class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
         self.assertEqual(sorted(tool_logs.mapped("tool_name")), ["create_quotation", "create_quotation", "odoo_search_read"])
         self.assertEqual(tool_logs.sorted("id").mapped("success"), [True, False, True])
         self.assertEqual(tool_logs.user_id, self.salesperson)
+        self.assertEqual(set(tool_logs.mapped("tool_call_id")),
+                         set(messages.filtered(lambda m: m.role == "tool_call").mapped("tool_call_id")))
 
         requests = self.scenario.chat_requests()
         offered = {t["function"]["name"] for t in requests[0]["tools"]}
