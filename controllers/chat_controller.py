@@ -9,6 +9,7 @@ from odoo.http import request
 
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
 MAX_NAME_CHARS = 200
+MAX_INT = 2**31 - 1
 
 
 def _thread_dict(thread):
@@ -35,11 +36,13 @@ class AgenticAiChatController(http.Controller):
 
     @staticmethod
     def _int_param(name, value):
-        """``value`` as a positive id; UserError naming the parameter otherwise."""
-        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
-            raise UserError(request.env._("Parameter %(name)s must be a record id (a positive integer), got %(value)r.",
-                                          name=name, value=value))
-        return int(value)
+        """``value`` as a whole number from 0 to 2**31 - 1 (PostgreSQL's
+        integer); UserError naming the parameter otherwise."""
+        text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+        if not (text.isascii() and text.isdigit()) or int(text) > MAX_INT:
+            raise UserError(request.env._("Parameter %(name)s must be a whole number from 0 to %(max)s, got %(value)r.",
+                                          name=name, max=MAX_INT, value=value))
+        return int(text)
 
     @staticmethod
     def _message_param(message):

@@ -19,12 +19,14 @@ from ..tools.base_tool import TOOL_NAME_RE
 from .executor import ExecutionResult, Executor
 from .observer import Observer
 from .safety import SafetyGuard
+from .text import clean_text
 
 _logger = logging.getLogger(__name__)
 
 ATTEMPTS_PER_PROVIDER = 2          # spec 000 §4.5
 MAX_MESSAGE_CHARS = 20000          # longest user message accepted
 MAX_TOOL_CALLS_PER_TURN = 10       # calls run from one model answer; the rest are refused
+TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
 MAX_RETRY_AFTER = 10.0             # seconds: longest Retry-After we wait for
 LIMIT_REPLY = ("I have reached my processing limit of {n} steps for this request before finishing. "
                "What I did so far is above; tell me how to continue, or split the request into smaller ones.")
@@ -84,7 +86,7 @@ class AgentRuntime:
         lands (spec §4.3–4.4 come with the plan models)."""
         if not isinstance(user_message, str) or not user_message.strip():
             raise UserError(self.env._("The message is empty."))
-        user_message = user_message.replace("\x00", "")
+        user_message = clean_text(user_message)
         if len(user_message) > MAX_MESSAGE_CHARS:
             raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
                                        n=len(user_message), max=MAX_MESSAGE_CHARS))
@@ -143,7 +145,7 @@ class AgentRuntime:
             except LLMUnavailable as exc:
                 return self._fail(exc)
             if not response.tool_calls:
-                content = (response.content or "").strip()
+                content = clean_text(response.content).strip()
                 if not content:
                     empty_answers += 1
                     if empty_answers < 2:
@@ -180,6 +182,8 @@ class AgentRuntime:
         used = set(self.thread.message_ids.filtered(lambda m: m.role == "tool_call").mapped("tool_call_id"))
         counter = len(used)
         for call in calls:
+            if not TOOL_CALL_ID_RE.match(call.id or ""):
+                call.id = ""
             while not call.id or call.id in used:
                 counter += 1
                 call.id = f"call_{self.thread.id}_{counter}"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..tools.orm_tool import touched_models
+
 ALLOW = "allow"
 CONFIRM_REQUIRED = "confirm_required"
 DENY = "deny"
@@ -63,13 +65,12 @@ class SafetyGuard:
 
     def _touched_models(self, tool, params: dict) -> list[str]:
         """The tool's models plus the comodels of relational fields in a
-        generic tool's ``values`` (a write can change lines through them)."""
+        generic tool's ``values``, at every depth (a write can change lines
+        through them)."""
         names = list(tool._get_model_names(params))
-        model_name, values = params.get("model"), params.get("values")
-        env = self.agent.env
-        if isinstance(model_name, str) and model_name in env and isinstance(values, dict):
-            fields = env[model_name]._fields
-            names += [fields[f].comodel_name for f in values if f in fields and fields[f].type in ("one2many", "many2many")]
+        model_name = params.get("model")
+        if isinstance(model_name, str) and model_name in self.agent.env:
+            names += sorted(touched_models(self.agent.env[model_name], params.get("values")))
         return names
 
     def _check_confirmation_needed(self, tool) -> SafetyDecision:

@@ -61,7 +61,7 @@ class AgenticAiAgent(models.Model):
     group_ids = fields.Many2many(
         "res.groups", "agentic_ai_agent_group_rel", "agent_id", "group_id", string="Allowed Groups")
     sudo_user_id = fields.Many2one(
-        "res.users", string="Run As User", groups="base.group_system",
+        "res.users", string="Run As User", groups="base.group_system", copy=False,
         help="Run tool calls as this user instead of the requesting user: everyone allowed to use the agent "
              "gets that user's rights. Settings administrators only; leave empty unless required.")
     thread_ids = fields.One2many("agentic.ai.thread", "agent_id", string="Threads")
@@ -76,11 +76,19 @@ class AgenticAiAgent(models.Model):
             agent.thread_count = counts.get(agent, 0)
 
     def write(self, vals):
-        # An agent that runs as another user lends that user's rights to its
-        # users: only Settings administrators may change who that is.
-        if not self.env.su and not self.env.user.has_group("base.group_system") and self.sudo().filtered("sudo_user_id"):
-            raise AccessError(self.env._("Only Settings administrators can change an agent that runs as another user."))
+        self._check_sudo_agents_editable(self)
         return super().write(vals)
+
+    @api.model
+    def _check_sudo_agents_editable(self, agents):
+        """An agent that runs as another user lends that user's rights to
+        its users, so it, its providers and its tools may be changed by
+        Settings administrators only. Raises AccessError."""
+        if self.env.su or self.env.user.has_group("base.group_system"):
+            return
+        if agents.sudo().filtered("sudo_user_id"):
+            raise AccessError(self.env._(
+                "Only Settings administrators can change an agent that runs as another user, or its provider and tools."))
 
     # ------------------------------------------------------------------ actions
     def action_activate(self):

@@ -5,6 +5,8 @@ from datetime import timedelta
 from odoo import api, fields, models
 from odoo.exceptions import UserError
 
+from ..engine.text import clean_text
+
 _logger = logging.getLogger(__name__)
 
 MAX_DATA_CHARS = 20000  # per JSON column: enough to audit, bounded for storage
@@ -13,7 +15,7 @@ MAX_DATA_CHARS = 20000  # per JSON column: enough to audit, bounded for storage
 def _as_json(value):
     if value in (None, False, ""):
         return False
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = clean_text(value) if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= MAX_DATA_CHARS else text[:MAX_DATA_CHARS] + f"… [{len(text) - MAX_DATA_CHARS} characters cut]"
 
 
@@ -68,6 +70,9 @@ class AgenticAiExecutionLog(models.Model):
         for key in ("input_data", "output_data", "before_snapshot", "record_ids"):
             if key in values:
                 values[key] = _as_json(values[key])
+        for key in ("error_message", "tool_name", "tool_call_id", "llm_model", "model_name"):
+            if values.get(key):
+                values[key] = clean_text(values[key], MAX_DATA_CHARS)
         row = {
             "action_type": action_type,
             "thread_id": thread.id,

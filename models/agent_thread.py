@@ -5,6 +5,7 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..engine.runtime import AgentRuntime
+from ..engine.text import clean_text
 
 _logger = logging.getLogger(__name__)
 
@@ -76,6 +77,12 @@ class AgenticAiThread(models.Model):
             for vals in vals_list:
                 if RUNTIME_FIELDS.intersection(vals):
                     raise AccessError(self.env._("The state of a conversation is managed by the agent."))
+                # Explicit values, so that no ``default_*`` context key can set them.
+                vals.update(state="active", pending_confirmation=False, pending_message=False,
+                            async_requested_at=False, last_error=False)
+        for vals in vals_list:
+            if "name" in vals:
+                vals["name"] = clean_text(vals["name"], 200) or self.env._("New conversation")
         return super().create(vals_list)
 
     def write(self, vals):
@@ -85,6 +92,8 @@ class AgenticAiThread(models.Model):
             for field_name in FROZEN_FIELDS.intersection(vals):
                 if any(thread[field_name].id != vals[field_name] for thread in self):
                     raise AccessError(self.env._("The agent, user and company of a conversation cannot be changed."))
+        if "name" in vals:
+            vals = {**vals, "name": clean_text(vals["name"], 200) or self.env._("New conversation")}
         return super().write(vals)
 
     def _set_runtime_state(self, **values):
@@ -96,8 +105,11 @@ class AgenticAiThread(models.Model):
         """Append a transcript row. Rows are written by the engine only:
         users read them, they never create or edit them."""
         self.ensure_one()
+        for key in ("tool_name", "tool_arguments"):
+            if values.get(key):
+                values[key] = clean_text(values[key])
         message = self.env["agentic.ai.thread.message"].sudo().create({
-            "thread_id": self.id, "role": role, "content": content or "", **values})
+            "thread_id": self.id, "role": role, "content": clean_text(content), **values})
         return message.sudo(False)
 
     @api.private
@@ -208,9 +220,11 @@ class AgenticAiThread(models.Model):
         self.agent_id._check_runnable(self.env.user)
         if self.state != "waiting_confirmation" or not self.pending_confirmation:
             raise UserError(self.env._("This conversation is not waiting for a confirmation."))
+        if not isinstance(approved, bool):
+            raise UserError(self.env._("approved must be true or false."))
         if reason is not None and not isinstance(reason, str):
             raise UserError(self.env._("The reason must be a text."))
-        return AgentRuntime(self.agent_id, self).resume_after_confirmation(bool(approved), (reason or "")[:2000])
+        return AgentRuntime(self.agent_id, self).resume_after_confirmation(approved, clean_text(reason, 2000))
 
     # ------------------------------------------------------------------ access
     def _check_owner_access(self):

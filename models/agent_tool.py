@@ -63,6 +63,11 @@ class AgenticAiTool(models.Model):
     requires_confirmation = fields.Boolean(help="Always ask the user before running this tool.")
     is_read_only = fields.Boolean(compute="_compute_is_read_only")
 
+    def write(self, vals):
+        agents = self.env["agentic.ai.agent"].sudo().search([("tool_ids", "in", self.ids)])
+        self.env["agentic.ai.agent"]._check_sudo_agents_editable(agents)
+        return super().write(vals)
+
     @api.depends("risk_level")
     def _compute_is_read_only(self):
         for tool in self:
@@ -167,7 +172,10 @@ class AgenticAiTool(models.Model):
         self.ensure_one()
         if params and isinstance(params.get("model"), str):
             return [params["model"]]
-        return [name.strip() for name in (self.model_names or "").split(",") if name.strip()]
+        names = [name.strip() for name in (self.model_names or "").split(",") if name.strip()]
+        if self.tool_type == "server_action" and self.server_action_id:
+            names.append(self.sudo().server_action_id.model_id.model)
+        return names
 
     def _execute(self, env, params):
         """Run the tool in ``env`` with validated ``params``; returns JSON-safe

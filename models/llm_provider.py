@@ -86,6 +86,12 @@ class AgenticAiLlmProvider(models.Model):
                 if not isinstance(value, dict):
                     raise ValidationError(self.env._("%(field)s must be a JSON object.", field=field_name))
 
+    def write(self, vals):
+        agents = self.env["agentic.ai.agent"].sudo().search(
+            ["|", ("llm_provider_id", "in", self.ids), ("fallback_provider_id", "in", self.ids)])
+        self.env["agentic.ai.agent"]._check_sudo_agents_editable(agents)
+        return super().write(vals)
+
     def action_test_connection(self):
         """Send a one-line prompt; notify success with the round-trip time in
         ms, or the provider's exact failure. AI administrators only (a call may cost money)."""

@@ -149,6 +149,8 @@ class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
         cases = [
             ("/agentic_ai/thread/list", {"limit": -1}, "limit"),
             ("/agentic_ai/thread/list", {"offset": 1e30}, "offset"),
+            ("/agentic_ai/thread/list", {"offset": 10**30}, "offset"),
+            ("/agentic_ai/thread/messages", {"thread_id": "²"}, "thread_id"),
             ("/agentic_ai/thread/messages", {"thread_id": thread["id"], "limit": -5}, "limit"),
             ("/agentic_ai/thread/messages", {"thread_id": [1]}, "thread_id"),
             ("/agentic_ai/thread/create", {"agent_id": "abc"}, "agent_id"),

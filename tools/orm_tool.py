@@ -33,8 +33,6 @@ METHOD_SUBSTITUTES = {
 SUMMARY_FIELDS = ("display_name", "name", "state", "partner_id", "date_order", "date", "amount_total",
                   "email", "phone", "company_id")
 MAX_FIELDS = 25
-# One2many/many2many commands that delete or unlink (Command.DELETE, UNLINK, CLEAR).
-_DELETE_COMMANDS = (2, 3, 5)
 _NEVER_WRITE = {"id", "create_uid", "create_date", "write_uid", "write_date", "__last_update"}
 
 
@@ -73,25 +71,63 @@ def _records(model, record_ids):
     return records
 
 
-def _values(model, values) -> dict:
+def _values(model, values, path: str = "") -> dict:
+    """Check ``values`` for ``model`` the way the generic tools allow them,
+    at every depth of one2many/many2many commands: known, settable fields;
+    no ``state`` (workflows go through odoo_method_call); relational commands
+    that create, update or link only (deletions go through odoo_unlink).
+    Raises ToolError naming the offending field."""
     if not isinstance(values, dict) or not values:
-        raise ToolError("values must be a non-empty object of field: value")
+        raise ToolError(f"{path or 'values'} must be a non-empty object of field: value")
     unknown = [f for f in values if f not in model._fields]
     if unknown:
         raise ToolError(f"unknown fields on {model._name}: {', '.join(unknown)}; use odoo_get_model_info")
     forbidden = [f for f in values if f in _NEVER_WRITE or _is_computed_readonly(model._fields[f])]
     if forbidden:
-        raise ToolError(f"these fields cannot be set: {', '.join(forbidden)}")
+        raise ToolError(f"these fields of {model._name} cannot be set: {', '.join(forbidden)}")
     if "state" in values and model._fields["state"].type == "selection":
         raise ToolError(f"the state of {model._name} changes through its workflow buttons, not by writing it; "
                         f"use odoo_method_call ({', '.join(ALLOWED_METHODS.get(model._name, [])) or 'no method allowed'})")
     for name, value in values.items():
-        if model._fields[name].type in ("one2many", "many2many") and isinstance(value, list):
-            for command in value:
-                if isinstance(command, (list, tuple)) and command and command[0] in _DELETE_COMMANDS:
-                    raise ToolError(f"{name}: removing or deleting lines through a write is not allowed here; "
-                                    "delete records with odoo_unlink (the user is asked to confirm)")
+        field = model._fields[name]
+        if field.type in ("one2many", "many2many"):
+            _check_commands(model.env[field.comodel_name], field, value, f"{path}{name}")
     return values
+
+
+def _check_commands(comodel, field, value, path: str) -> None:
+    """One2many: only CREATE/UPDATE/LINK commands (anything else, a list of
+    ids or False, deletes the lines left out). Many2many: no DELETE."""
+    allowed = (0, 1, 4) if field.type == "one2many" else (0, 1, 3, 4, 6)
+    if not isinstance(value, list) or not all(isinstance(c, (list, tuple)) and c for c in value):
+        raise ToolError(f"{path}: give a list of commands such as [[0, 0, {{...}}]] (create) or [[4, id]] (link); "
+                        "replacing or clearing lines is not allowed here, delete records with odoo_unlink")
+    for command in value:
+        if command[0] not in allowed:
+            raise ToolError(f"{path}: command {command[0]} is not allowed here (allowed: {', '.join(map(str, allowed))}); "
+                            "removing or deleting lines goes through odoo_unlink, which asks the user")
+        if command[0] in (0, 1):
+            if len(command) < 3:
+                raise ToolError(f"{path}: command {command[0]} needs three items, e.g. [0, 0, {{...}}]")
+            _values(comodel, command[2], f"{path}.")
+
+
+def touched_models(model, values) -> set[str]:
+    """Models written through ``values`` of ``model``: the comodels of its
+    one2many/many2many fields, at every depth of create/update commands.
+    Used by the safety guard to check allowed/blocked models."""
+    names = set()
+    if not isinstance(values, dict):
+        return names
+    for name, value in values.items():
+        field = model._fields.get(name)
+        if field is None or field.type not in ("one2many", "many2many"):
+            continue
+        names.add(field.comodel_name)
+        for command in value if isinstance(value, list) else []:
+            if isinstance(command, (list, tuple)) and len(command) >= 3 and command[0] in (0, 1):
+                names |= touched_models(model.env[field.comodel_name], command[2])
+    return names
 
 
 def _is_computed_readonly(field) -> bool:
@@ -207,6 +243,8 @@ def odoo_get_available_models(env, search=None, limit=50):
     ir_models = env["ir.model"].sudo().search(domain, order="model")
     readable = []
     for ir_model in ir_models:
+        if ir_model.model.startswith("agentic.ai."):
+            continue  # never reachable by agents (engine.safety)
         if ir_model.model in env and not env[ir_model.model]._abstract:
             try:
                 if env[ir_model.model].has_access("read"):
