@@ -64,6 +64,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_POST(self):  # noqa: N802 - http.server API
+        started = time.monotonic()
+        try:
+            return self._handle_post()
+        finally:
+            # Time spent inside this server, so tests can tell it apart from the client's.
+            if self.scenario.requests:
+                self.scenario.requests[-1].setdefault("server_ms", (time.monotonic() - started) * 1000)
+
+    def _handle_post(self):
         length = int(self.headers.get("Content-Length") or 0)
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
