@@ -139,6 +139,12 @@ class AgentRuntime:
         system = self.agent._build_system_message(self.thread.user_id)
         empty_answers = 0
         while self.iterations < self.agent.max_iterations:
+            within, why = self.tracker.check_budget(self.agent.max_cost_per_run, self.agent.max_tokens_per_run)
+            if not within:
+                reply = self.env._("I stopped before finishing: this request reached its %s. What I did so far is above.", why)
+                self.thread.add_assistant_message(reply)
+                self.env["agentic.ai.execution.log"].log("error", thread=self.thread, success=False, error_message=why)
+                return self._finish("completed", reply)
             self.iterations += 1
             try:
                 response = self._call_llm(self.thread.get_messages_for_llm(system), schemas)
@@ -187,6 +193,7 @@ class AgentRuntime:
             while not call.id or call.id in used:
                 counter += 1
                 call.id = f"call_{self.thread.id}_{counter}"
+                call.id_generated = True
             used.add(call.id)
             if not TOOL_NAME_RE.match(call.name or ""):
                 # Stored (and replayed) under a name providers accept; the

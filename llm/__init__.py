@@ -5,16 +5,19 @@ class; adding a provider is adding a file and a line here.
 """
 from .base import (BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ProviderConfig, ToolCall,
                    parse_tool_arguments)
+from .anthropic_adapter import AnthropicAdapter
+from .gemini_adapter import GeminiAdapter
+from .ollama_adapter import EmbeddingsUnavailable, OllamaAdapter
 from .openai_adapter import OpenAIAdapter
 from .token_tracker import TokenTracker
 from .tokenizer import count_tokens
 
 ADAPTERS: dict[str, type[BaseLLMAdapter]] = {
-    "openai": OpenAIAdapter,
-    "custom": OpenAIAdapter,
-    # Ollama serves the OpenAI API under /v1; its native adapter (prompt-based
-    # tool calling for models without it) comes with the providers issue.
-    "ollama": OpenAIAdapter,
+    "openai": OpenAIAdapter,      # also Azure OpenAI (api_version set)
+    "custom": OpenAIAdapter,      # any OpenAI-compatible server
+    "ollama": OllamaAdapter,
+    "gemini": GeminiAdapter,
+    "anthropic": AnthropicAdapter,
 }
 
 
@@ -29,5 +32,6 @@ def get_adapter(config: ProviderConfig) -> BaseLLMAdapter:
     return cls(config)
 
 
-__all__ = ["ADAPTERS", "BaseLLMAdapter", "LLMError", "LLMResponse", "LLMStreamChunk", "OpenAIAdapter",
+__all__ = ["ADAPTERS", "AnthropicAdapter", "BaseLLMAdapter", "EmbeddingsUnavailable", "GeminiAdapter", "LLMError",
+           "LLMResponse", "LLMStreamChunk", "OllamaAdapter", "OpenAIAdapter",
            "ProviderConfig", "TokenTracker", "ToolCall", "count_tokens", "get_adapter", "parse_tool_arguments"]

@@ -8,7 +8,8 @@ the neutral format of this package::
 
     {"role": "system" | "user" | "assistant" | "tool",
      "content": str | None,
-     "tool_calls": [{"id": str, "name": str, "arguments": dict}],  # assistant only
+     "tool_calls": [{"id": str, "name": str, "arguments": dict,     # assistant only
+                     "id_generated": bool}],   # True: the id is ours, not the provider's
      "tool_call_id": str, "name": str}                              # tool only
 
 Tool schemas are ``{"name", "description", "parameters"}`` dicts as produced by
@@ -44,6 +45,7 @@ class ProviderConfig:
     supports_tool_calling: bool = True
     supports_streaming: bool = True
     embedding_model: str = ""
+    tokenizer_model: str = ""  # model whose tokenizer counts tokens (an Azure deployment's base model)
     extra_headers: dict = field(default_factory=dict)
     extra_params: dict = field(default_factory=dict)
 
@@ -66,6 +68,7 @@ class ToolCall:
     arguments: dict
     raw_arguments: str = ""
     parse_error: str | None = None
+    id_generated: bool = False  # the provider sent no usable id: ours is not replayed to it (Gemini)
 
 
 @dataclass
@@ -124,8 +127,9 @@ class BaseLLMAdapter(ABC):
         """One embedding vector per text, in order. Raises LLMError."""
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` for this adapter's model; never raises."""
-        return count_tokens(text, self.config.model)
+        """Tokens of ``text`` for this adapter's model (or its configured
+        ``tokenizer_model``); never raises."""
+        return count_tokens(text, self.config.tokenizer_model or self.config.model)
 
 
 MAX_ARGUMENT_CHARS = 200_000  # longer tool arguments are refused, not parsed

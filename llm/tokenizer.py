@@ -38,10 +38,22 @@ def _load(name: str):
         finally:
             pool.shutdown(wait=False)
     except Exception as exc:  # noqa: BLE001 - any failure means "not available here"
-        _logger.info("tiktoken encoding %s unavailable (%s); counting with %s", name, type(exc).__name__, _OFFLINE_ENCODING)
+        _logger.debug("tiktoken encoding %s unavailable: %s: %s", name, type(exc).__name__, exc)
     with _lock:
         _encodings[name] = encoding
     return encoding
+
+
+_warned = False
+
+
+def _warn_once(model: str) -> None:
+    """One warning per process that counts are estimates, not one per call."""
+    global _warned
+    if not _warned:
+        _warned = True
+        _logger.warning("Token counts for %s (and any model without a local tiktoken encoding) are estimated with %s; "
+                        "provider-reported usage is used whenever the provider sends it", model or "?", _OFFLINE_ENCODING)
 
 
 def encoding_for(model: str):
@@ -51,7 +63,11 @@ def encoding_for(model: str):
         name = tiktoken.encoding_name_for_model(model or "")
     except Exception:  # noqa: BLE001 - unknown model name or no tiktoken
         name = None
-    return (name and _load(name)) or _load(_OFFLINE_ENCODING)
+    encoding = name and _load(name)
+    if encoding:
+        return encoding
+    _warn_once(model)
+    return _load(_OFFLINE_ENCODING)
 
 
 def count_tokens(text: str, model: str = "") -> int:

@@ -19,6 +19,8 @@ class AgenticAiAgent(models.Model):
 
     _code_uniq = models.UniqueIndex("(code)", "The agent code must be unique.")
     _max_iterations_positive = models.Constraint("CHECK(max_iterations > 0)", "Max iterations must be positive.")
+    _budgets_not_negative = models.Constraint("CHECK(max_tokens_per_run >= 0 AND max_cost_per_run >= 0)",
+                                              "Run budgets cannot be negative.")
 
     name = fields.Char(required=True, translate=True)
     code = fields.Char(required=True, copy=False, help="Unique technical identifier, used by webhooks and the API.")
@@ -43,6 +45,9 @@ class AgenticAiAgent(models.Model):
         ("hybrid", "Hybrid"),
     ], default="hybrid", required=True)
     max_iterations = fields.Integer(default=25, help="Maximum reason-act cycles per user message.")
+    max_tokens_per_run = fields.Integer(help="Stop a run once its LLM calls used this many tokens; 0 = no limit.")
+    max_cost_per_run = fields.Float(digits=(16, 4), string="Max Cost per Run (USD)",
+                                    help="Stop a run once its LLM calls cost this much; 0 = no limit.")
     tool_ids = fields.Many2many("agentic.ai.tool", string="Tools")
     allowed_model_ids = fields.Many2many(
         "ir.model", "agentic_ai_agent_allowed_model_rel", "agent_id", "model_id", string="Allowed Models",

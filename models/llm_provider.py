@@ -46,6 +46,9 @@ class AgenticAiLlmProvider(models.Model):
     api_version = fields.Char(help="Azure OpenAI only: the api-version query parameter, e.g. 2024-10-21.")
     default_model = fields.Char(required=True, help='Model identifier, e.g. "gpt-4o".')
     embedding_model = fields.Char(help="Model used for embeddings (RAG); defaults to the chat model.")
+    tokenizer_model = fields.Char(
+        help="Model whose tokenizer counts tokens when the provider reports none, e.g. gpt-4o for an Azure "
+             "deployment named prod-gpt4o-eu. Defaults to the chat model.")
     max_tokens = fields.Integer(default=4096, help="Maximum output tokens per call.")
     temperature = fields.Float(default=0.1)
     supports_tool_calling = fields.Boolean(default=True, help="The model supports native tool (function) calling.")
@@ -146,6 +149,7 @@ class AgenticAiLlmProvider(models.Model):
             supports_tool_calling=self.supports_tool_calling,
             supports_streaming=self.supports_streaming,
             embedding_model=self.embedding_model or "",
+            tokenizer_model=self.tokenizer_model or "",
             extra_headers={str(k): str(v) for k, v in self._parse_json_setting("extra_headers").items()},
             extra_params=self._parse_json_setting("extra_params"),
         )

@@ -65,10 +65,15 @@ class TestLLMProviders(AgenticCase):
         self.assertIn("Connection failed after", str(error.exception))
         self.assertNotIn("test-key-not-secret", str(error.exception))
 
-    def test_unsupported_provider_type_says_so(self):
-        gemini = self.env["agentic.ai.llm.provider"].create({"name": "G", "provider_type": "gemini", "default_model": "gemini-2.0"})
-        with self.assertRaises(UserError):
-            gemini._get_adapter()
+    def test_every_provider_type_has_its_adapter(self):
+        from odoo.addons.agentic_ai.llm import AnthropicAdapter, GeminiAdapter, OllamaAdapter
+        expected = {"openai": OpenAIAdapter, "custom": OpenAIAdapter, "ollama": OllamaAdapter,
+                    "gemini": GeminiAdapter, "anthropic": AnthropicAdapter}
+        for provider_type, cls in expected.items():
+            provider = self.env["agentic.ai.llm.provider"].create({
+                "name": provider_type, "provider_type": provider_type, "default_model": "m",
+                "api_base_url": "http://127.0.0.1:1/v1"})
+            self.assertIs(type(provider._get_adapter()), cls, provider_type)
 
     # ------------------------------------------------------------ adapter
     def test_chat_completion_sends_tools_and_parses_calls(self):

@@ -12,6 +12,9 @@ callable taking the request and returning one::
      "status": 503, "error": "message",      # answer with an HTTP error instead
      "headers": {"Retry-After": "3"},        # extra headers of that error
      "raw": {...} | "text",                  # a malformed 200 answer, sent verbatim
+     "raw_stream": [{...} | "text", ...],    # server-sent events' data, sent verbatim
+     "gemini_finish": "MALFORMED_FUNCTION_CALL",   # Gemini finishReason to send
+     "anthropic_stop": "max_tokens",         # Anthropic stop_reason to send
      "delay": 0.5,                           # seconds to wait before answering
      "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
 
@@ -86,6 +89,7 @@ class Scenario:
     turns: list[Turn] = field(default_factory=list)
     requests: list[dict] = field(default_factory=list)
     embedding_dim: int = 64
+    embeddings_error: tuple[int, str] | None = None  # (status, message) to answer embedding calls with
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, reply, match=always, uses: int | None = 1) -> "Scenario":
@@ -111,5 +115,5 @@ class Scenario:
             self.requests.append({"path": path, "headers": headers, "body": body})
 
     def chat_requests(self) -> list[dict]:
-        """Bodies of the chat completion requests received, in order."""
-        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
+        """Chat requests received, in order, in the neutral OpenAI-shaped view."""
+        return [r["neutral"] for r in self.requests if "neutral" in r]

@@ -1,13 +1,20 @@
-"""The scripted LLM HTTP server (OpenAI wire format).
+"""The scripted LLM HTTP server: four wire formats (see ``wire.py``).
 
 Serves on a loopback port:
 
-* ``POST /v1/chat/completions`` (or without ``/v1``): a chat completion, or
-  server-sent events when the body has ``"stream": true`` — text split in
-  word deltas, tool-call arguments split in small pieces under one ``index``
-  per call, usage in the last event, then ``data: [DONE]``
-  (https://platform.openai.com/docs/api-reference/chat-streaming).
-* ``POST /v1/embeddings``: deterministic unit vectors derived from the text.
+* ``POST /v1/chat/completions`` (OpenAI, Azure, custom, Ollama): a chat
+  completion, or server-sent events when ``"stream": true`` — text in word
+  deltas, tool-call arguments in small pieces under one ``index`` per call,
+  usage last, then ``data: [DONE]``;
+* ``POST /v1beta/models/{model}:generateContent`` and
+  ``:streamGenerateContent?alt=sse`` (Gemini);
+* ``POST /v1/messages`` (Anthropic; streamed as its event sequence);
+* embeddings: ``/v1/embeddings`` (OpenAI), ``:batchEmbedContents`` (Gemini),
+  ``/api/embed`` (Ollama) — deterministic unit vectors from the text.
+
+Every request is recorded raw (``requests[i]["body"]``) and, for chat calls,
+in a neutral OpenAI-shaped view (``requests[i]["neutral"]``) that scenario
+matchers read.
 
 Run standalone for the demo: ``python -m dev.scripted_llm --port 8901
 --scenario demo`` (from the repository root).
@@ -23,20 +30,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from . import wire as wire_format
 from .scenario import Scenario
-
-ARG_PIECE = 12  # characters of tool-call arguments per streamed delta
-
-
-def _words(text: str) -> list[str]:
-    parts, current = [], ""
-    for char in text:
-        current += char
-        if char == " ":
-            parts.append(current)
-            current = ""
-    return parts + ([current] if current else [])
-
 
 def embedding_of(text: str, dim: int) -> list[float]:
     """A deterministic unit vector: texts sharing words get close vectors."""
@@ -55,14 +50,6 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *_args):  # keep test output clean
         pass
 
-    def _send_json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_POST(self):  # noqa: N802 - http.server API
         started = time.monotonic()
         try:
@@ -80,107 +67,121 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_json(400, {"error": {"message": "invalid JSON body"}})
         path = self.path.split("?", 1)[0]
         self.scenario.record(self.path, dict(self.headers), body)
-        if path.endswith("/embeddings"):
-            texts = body.get("input")
-            texts = [texts] if isinstance(texts, str) else texts or []
-            return self._send_json(200, {
-                "object": "list", "model": body.get("model"),
-                "data": [{"object": "embedding", "index": i, "embedding": embedding_of(t, self.scenario.embedding_dim)}
-                         for i, t in enumerate(texts)],
-                "usage": {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0},
-            })
-        if not path.endswith("/chat/completions"):
+        if path.endswith("/embeddings") or path.endswith("/api/embed") or path.endswith(":batchEmbedContents"):
+            return self._embeddings(path, body)
+        if path.endswith("/chat/completions"):
+            wire = "openai"
+        elif path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+            wire = "gemini"
+        elif path.endswith("/messages"):
+            wire = "anthropic"
+        else:
             return self._send_json(404, {"error": {"message": f"unknown path {path}"}})
-        reply = self.scenario.next_reply(body)
+        request = wire_format.neutral_request(wire, body)
+        self.scenario.requests[-1]["neutral"] = request
+        reply = self.scenario.next_reply(request)
         if reply.get("delay"):
             time.sleep(reply["delay"])
         if reply.get("status"):
-            headers = reply.get("headers") or {}
-            data = json.dumps({"error": {"message": reply.get("error", "scripted error"), "type": "scripted"}}).encode()
-            self.send_response(reply["status"])
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return None
+            return self._send_json(reply["status"], {"error": {"message": reply.get("error", "scripted error"),
+                                                              "type": "scripted"}}, reply.get("headers"))
         if "raw" in reply:  # a malformed answer, sent verbatim with status 200
             raw = reply["raw"]
-            data = (raw if isinstance(raw, str) else json.dumps(raw)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return None
+            return self._send_bytes(200, (raw if isinstance(raw, str) else json.dumps(raw)).encode())
+        if "raw_stream" in reply:  # exact events, e.g. a provider's chunk sequence from a bug report
+            return self._send_events([(None, item) for item in reply["raw_stream"]])
+        model = body.get("model") or path.rsplit("/", 1)[-1].split(":")[0]
+        if wire == "gemini":
+            if path.endswith(":streamGenerateContent"):
+                return self._send_events([(None, e) for e in wire_format.gemini_stream(request, reply, model)])
+            return self._send_json(200, wire_format.gemini_response(request, reply, model))
+        if wire == "anthropic":
+            if body.get("stream"):
+                return self._send_events(wire_format.anthropic_stream(request, reply, model))
+            return self._send_json(200, wire_format.anthropic_response(request, reply, model))
         if body.get("stream"):
             return self._stream(body, reply)
         return self._send_json(200, self._completion(body, reply))
 
-    # ------------------------------------------------------------ wire shapes
-    @staticmethod
-    def _calls(reply: dict) -> list[dict]:
-        calls = []
-        for i, call in enumerate(reply.get("tool_calls") or []):
-            args = call.get("arguments", {})
-            calls.append({
-                "id": call.get("id", f"call_{int(time.time() * 1000) % 100000}_{i}"),
-                "type": "function",
-                "function": {"name": call["name"], "arguments": args if isinstance(args, str) else json.dumps(args)},
-            })
-        return calls
+    # ------------------------------------------------------------ sending
+    def _send_bytes(self, status: int, data: bytes, headers: dict | None = None) -> None:
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
-    @staticmethod
-    def _usage(body: dict, reply: dict) -> dict:
-        usage = reply.get("usage") or {
-            "prompt_tokens": sum(len(json.dumps(m)) for m in body.get("messages") or []) // 4,
-            "completion_tokens": max(1, len(json.dumps(reply)) // 4),
-        }
-        return {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
+    def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
+        self._send_bytes(status, json.dumps(payload).encode(), headers)
 
+    def _send_events(self, events) -> None:
+        """Server-sent events: ``(event_name or None, data)`` pairs; data is
+        sent verbatim when it is a string."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        for name, data in events:
+            text = data if isinstance(data, str) else json.dumps(data)
+            self.wfile.write(((f"event: {name}\n" if name else "") + f"data: {text}\n\n").encode())
+            self.wfile.flush()
+
+    def _embeddings(self, path: str, body: dict) -> None:
+        failure = self.scenario.embeddings_error
+        if failure:
+            return self._send_json(failure[0], {"error": {"message": failure[1]}})
+        dim = self.scenario.embedding_dim
+        if path.endswith(":batchEmbedContents"):  # Gemini
+            texts = ["".join(p.get("text", "") for p in r["content"]["parts"]) for r in body.get("requests") or []]
+            return self._send_json(200, {"embeddings": [{"values": embedding_of(t, dim)} for t in texts]})
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts or []
+        if path.endswith("/api/embed"):  # Ollama
+            return self._send_json(200, {"model": body.get("model"), "embeddings": [embedding_of(t, dim) for t in texts]})
+        return self._send_json(200, {
+            "object": "list", "model": body.get("model"),
+            "data": [{"object": "embedding", "index": i, "embedding": embedding_of(t, dim)} for i, t in enumerate(texts)],
+            "usage": {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0},
+        })
+
+    # --------------------------------------------------------- OpenAI shapes
     def _completion(self, body: dict, reply: dict) -> dict:
-        calls = self._calls(reply)
+        calls = wire_format.openai_calls(reply)
         message = {"role": "assistant", "content": reply.get("content")}
         if calls:
             message["tool_calls"] = calls
+        prompt, completion = wire_format.usage_of(body, reply)
         return {
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "scripted"),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": reply.get("finish_reason") or ("tool_calls" if calls else "stop")}],
-            "usage": self._usage(body, reply),
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
 
     def _stream(self, body: dict, reply: dict) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
         base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": body.get("model", "scripted")}
-
-        def event(delta: dict, finish=None, usage=None):
-            payload = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-            if usage:
-                payload = {**base, "choices": [], "usage": usage}
-            self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
-            self.wfile.flush()
-
-        event({"role": "assistant", "content": ""})
-        for word in _words(reply.get("content") or ""):
-            event({"content": word})
-        calls = self._calls(reply)
-        for index, call in enumerate(calls):
-            event({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                   "function": {"name": call["function"]["name"], "arguments": ""}}]})
+        events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+        for word in wire_format.words(reply.get("content") or ""):
+            events.append({**base, "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
+        for index, call in enumerate(wire_format.openai_calls(reply)):
+            events.append({**base, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [{
+                "index": index, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""}}]}}]})
             args = call["function"]["arguments"]
-            for start in range(0, len(args), ARG_PIECE):
-                event({"tool_calls": [{"index": index, "function": {"arguments": args[start:start + ARG_PIECE]}}]})
-        event({}, finish=reply.get("finish_reason") or ("tool_calls" if calls else "stop"))
+            for start in range(0, len(args), wire_format.ARG_PIECE):
+                events.append({**base, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [{
+                    "index": index, "function": {"arguments": args[start:start + wire_format.ARG_PIECE]}}]}}]})
+        finish = reply.get("finish_reason") or ("tool_calls" if reply.get("tool_calls") else "stop")
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if (body.get("stream_options") or {}).get("include_usage"):
-            event({}, usage=self._usage(body, reply))
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+            prompt, completion = wire_format.usage_of(body, reply)
+            events.append({**base, "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                                                            "total_tokens": prompt + completion}})
+        events.append("[DONE]")
+        self._send_events([(None, e) for e in events])
 
 
 class ScriptedLLMServer:

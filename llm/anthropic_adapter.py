@@ -1,0 +1,170 @@
+"""Anthropic Messages API over httpx.
+
+Wire format: https://docs.anthropic.com/en/api/messages — ``POST
+{base}/messages`` with ``x-api-key`` and ``anthropic-version`` headers,
+top-level ``system``, ``max_tokens`` required, content blocks ``text`` /
+``tool_use`` / ``tool_result`` (tool results travel inside the next ``user``
+turn), ``tools[].input_schema``, ``stop_reason``, ``usage``. Streaming:
+https://docs.anthropic.com/en/api/messages-streaming (``message_start``,
+``content_block_start/delta/stop`` with ``text_delta`` and
+``input_json_delta``, ``message_delta``, ``message_stop``, ``error``).
+Anthropic has no embeddings API.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, parse_tool_arguments
+from .http import post_json, stream_lines
+
+API_VERSION = "2023-06-01"
+STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
+                "pause_turn": "stop", "refusal": "content_filter"}
+_TAG_RE = re.compile(r"<[^>]+>")
+
+
+def _blank(text) -> bool:
+    """True for text that is empty once HTML tags and spaces are removed
+    (Anthropic rejects blank text blocks)."""
+    return not isinstance(text, str) or not _TAG_RE.sub("", text).replace("&nbsp;", "").strip()
+
+
+class AnthropicAdapter(BaseLLMAdapter):
+    """Adapter for ``provider_type`` anthropic."""
+
+    def _headers(self) -> dict:
+        headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+        if self.config.api_key:
+            headers["x-api-key"] = self.config.api_key
+        headers.update(self.config.extra_headers)
+        return headers
+
+    @staticmethod
+    def to_messages(messages: list[dict]) -> tuple[str, list[dict]]:
+        """Neutral messages → (``system``, ``messages``): no blank text block
+        anywhere, tool results as ``tool_result`` blocks of a user turn,
+        consecutive turns of one role merged, the first turn a user one."""
+        system = "\n\n".join(m.get("content") or "" for m in messages if m["role"] == "system" and not _blank(m.get("content")))
+        out: list[dict] = []
+
+        def add(role, blocks):
+            if not blocks:
+                return
+            if out and out[-1]["role"] == role:
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": role, "content": blocks})
+
+        for message in messages:
+            role = message["role"]
+            if role == "user":
+                add("user", [] if _blank(message.get("content")) else [{"type": "text", "text": message["content"]}])
+            elif role == "assistant":
+                blocks = [] if _blank(message.get("content")) else [{"type": "text", "text": message["content"]}]
+                blocks += [{"type": "tool_use", "id": call["id"], "name": call["name"], "input": call.get("arguments") or {}}
+                           for call in message.get("tool_calls") or []]
+                add("assistant", blocks)
+            elif role == "tool":
+                content = message.get("content") or ""
+                add("user", [{"type": "tool_result", "tool_use_id": message["tool_call_id"],
+                              "content": content if not _blank(content) else "(empty result)"}])
+        if out and out[0]["role"] != "user":
+            out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(conversation continues)"}]})
+        return system, out
+
+    def _body(self, messages, tools, stream: bool, **kwargs) -> dict:
+        system, wire = self.to_messages(messages)
+        body = {
+            "model": kwargs.get("model") or self.config.model,
+            "max_tokens": kwargs.get("max_tokens", self.config.max_tokens) or 4096,
+            "messages": wire,
+            "temperature": kwargs.get("temperature", self.config.temperature),
+        }
+        if system:
+            body["system"] = system
+        if tools and self.config.supports_tool_calling:
+            body["tools"] = [{"name": t["name"], "description": t.get("description") or "",
+                              "input_schema": t.get("parameters") or {"type": "object", "properties": {}}} for t in tools]
+        if stream:
+            body["stream"] = True
+        body.update(self.config.extra_params)
+        return body
+
+    def _url(self) -> str:
+        return self.config.base_url.rstrip("/") + "/messages"
+
+    @staticmethod
+    def _tool_call(block: dict) -> ToolCall:
+        arguments = block.get("input")
+        if isinstance(arguments, dict):
+            return ToolCall(id=str(block.get("id") or ""), name=str(block.get("name") or ""), arguments=arguments,
+                            raw_arguments=json.dumps(arguments))
+        parsed, error = parse_tool_arguments(arguments)
+        return ToolCall(id=str(block.get("id") or ""), name=str(block.get("name") or ""), arguments=parsed,
+                        raw_arguments=arguments if isinstance(arguments, str) else json.dumps(arguments), parse_error=error)
+
+    def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
+        data = post_json(self._url(), self._headers(), self._body(messages, tools, False, **kwargs), self.config.timeout)
+        blocks = data.get("content") if isinstance(data, dict) else None
+        if not isinstance(blocks, list):
+            raise LLMError(f"malformed response, no content blocks: {str(data)[:200]}", retryable=True)
+        text = "".join(b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+        calls = [self._tool_call(b) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return LLMResponse(
+            content=text or None, tool_calls=calls,
+            input_tokens=usage.get("input_tokens") or self.count_tokens(json.dumps(messages)),
+            output_tokens=usage.get("output_tokens") or self.count_tokens(text),
+            model=data.get("model") or self.config.model,
+            finish_reason=STOP_REASONS.get(data.get("stop_reason"), "stop"))
+
+    def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
+        """Yield text deltas; ``tool_use`` blocks are assembled from their
+        ``input_json_delta`` pieces and yielded whole on the last chunk."""
+        body = self._body(messages, tools, True, **kwargs)
+        blocks: dict[int, dict] = {}
+        usage, stop_reason, model = {}, None, self.config.model
+        for line in stream_lines(self._url(), self._headers(), body, self.config.timeout):
+            if not line.startswith("data:"):
+                continue
+            try:
+                event = json.loads(line[5:])
+            except ValueError:
+                continue
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "error":
+                error = event.get("error") or {}
+                raise LLMError(f"stream error: {error.get('type')}: {error.get('message')}",
+                               retryable=error.get("type") in ("overloaded_error", "api_error"))
+            if kind == "message_start":
+                message = event.get("message") or {}
+                model = message.get("model") or model
+                usage.update(message.get("usage") or {})
+            elif kind == "content_block_start":
+                block = dict(event.get("content_block") or {})
+                block["partial_json"] = ""
+                blocks[event.get("index", len(blocks))] = block
+            elif kind == "content_block_delta":
+                delta = event.get("delta") or {}
+                block = blocks.setdefault(event.get("index", 0), {"type": "text", "partial_json": ""})
+                if delta.get("type") == "text_delta" and delta.get("text"):
+                    yield LLMStreamChunk(content=delta["text"], model=model)
+                elif delta.get("type") == "input_json_delta":
+                    block["partial_json"] += delta.get("partial_json") or ""
+            elif kind == "message_delta":
+                stop_reason = (event.get("delta") or {}).get("stop_reason") or stop_reason
+                usage.update(event.get("usage") or {})
+        calls = []
+        for _index, block in sorted(blocks.items()):
+            if block.get("type") == "tool_use":
+                raw = block["partial_json"] or block.get("input") or {}
+                calls.append(self._tool_call({**block, "input": raw}))
+        yield LLMStreamChunk(
+            tool_calls=calls, finish_reason=STOP_REASONS.get(stop_reason, "tool_calls" if calls else "stop"),
+            input_tokens=usage.get("input_tokens") or self.count_tokens(json.dumps(messages)),
+            output_tokens=usage.get("output_tokens") or 0, model=model)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        raise LLMError("Anthropic offers no embeddings API: configure an embedding provider for knowledge search")

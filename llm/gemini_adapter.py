@@ -1,0 +1,225 @@
+"""Google Gemini over its REST API (spec 000 §6.3).
+
+Wire format: https://ai.google.dev/api/generate-content —
+``POST {base}/models/{model}:generateContent`` (and
+``:streamGenerateContent?alt=sse``), ``contents`` with roles ``user`` and
+``model``, ``systemInstruction``, ``tools[].functionDeclarations``, parts
+``text`` / ``functionCall`` / ``functionResponse``, ``usageMetadata``.
+Embeddings: https://ai.google.dev/api/embeddings (``:batchEmbedContents``).
+The key travels in the ``x-goog-api-key`` header, never in the URL.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall
+from .gemini_schema import coerce_arguments, to_gemini_parameters
+from .http import post_json, stream_lines
+
+EMBED_BATCH = 100  # texts per batchEmbedContents request (API limit)
+FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
+                  "PROHIBITED_CONTENT": "content_filter", "BLOCKLIST": "content_filter", "SPII": "content_filter"}
+
+
+def _deep_merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+class GeminiAdapter(BaseLLMAdapter):
+    """Adapter for ``provider_type`` gemini."""
+
+    def _headers(self) -> dict:
+        headers = {"Content-Type": "application/json"}
+        if self.config.api_key:
+            headers["x-goog-api-key"] = self.config.api_key
+        headers.update(self.config.extra_headers)
+        return headers
+
+    def _url(self, model: str, method: str) -> str:
+        model = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
+        return f"{self.config.base_url.rstrip('/')}/{model}:{method}"
+
+    # ------------------------------------------------------------- request
+    @staticmethod
+    def to_contents(messages: list[dict]) -> tuple[dict | None, list[dict]]:
+        """Neutral messages → (``systemInstruction``, ``contents``).
+
+        Assistant turns become ``model`` turns with ``functionCall`` parts;
+        tool results become ``functionResponse`` parts of the next ``user``
+        turn, in call order, carrying an ``id`` only where Gemini sent one.
+        Consecutive turns of one role are merged."""
+        system = [m.get("content") or "" for m in messages if m["role"] == "system"]
+        generated, contents = set(), []
+
+        def add(role, parts):
+            if not parts:
+                return
+            if contents and contents[-1]["role"] == role:
+                contents[-1]["parts"].extend(parts)
+            else:
+                contents.append({"role": role, "parts": parts})
+
+        for message in messages:
+            role = message["role"]
+            if role == "user":
+                add("user", [{"text": message["content"]}] if (message.get("content") or "").strip() else [])
+            elif role == "assistant":
+                parts = [{"text": message["content"]}] if (message.get("content") or "").strip() else []
+                for call in message.get("tool_calls") or []:
+                    function_call = {"name": call["name"], "args": call.get("arguments") or {}}
+                    if call.get("id_generated"):
+                        generated.add(call["id"])
+                    else:
+                        function_call["id"] = call["id"]
+                    parts.append({"functionCall": function_call})
+                add("model", parts)
+            elif role == "tool":
+                response = {"name": message.get("name") or "", "response": {"result": message.get("content") or ""}}
+                if message.get("tool_call_id") and message["tool_call_id"] not in generated:
+                    response["id"] = message["tool_call_id"]
+                add("user", [{"functionResponse": response}])
+        instruction = {"parts": [{"text": "\n\n".join(s for s in system if s)}]} if any(system) else None
+        return instruction, contents
+
+    def _body(self, messages, tools, **kwargs) -> dict:
+        instruction, contents = self.to_contents(messages)
+        body = {
+            "contents": contents,
+            "generationConfig": {
+                "temperature": kwargs.get("temperature", self.config.temperature),
+                "maxOutputTokens": kwargs.get("max_tokens", self.config.max_tokens),
+            },
+        }
+        if instruction:
+            body["systemInstruction"] = instruction
+        if tools and self.config.supports_tool_calling:
+            declarations = []
+            for tool in tools:
+                declaration = {"name": tool["name"], "description": tool.get("description") or ""}
+                parameters = to_gemini_parameters(tool.get("parameters") or {})
+                if parameters:
+                    declaration["parameters"] = parameters
+                declarations.append(declaration)
+            body["tools"] = [{"functionDeclarations": declarations}]
+        return _deep_merge(body, self.config.extra_params)
+
+    # ------------------------------------------------------------ response
+    @staticmethod
+    def _calls(parts: list, schemas: dict) -> list[ToolCall]:
+        calls = []
+        for part in parts:
+            call = part.get("functionCall") if isinstance(part, dict) else None
+            if not isinstance(call, dict):
+                continue
+            args = call.get("args")
+            if args is None:
+                args = {}
+            name = call.get("name") if isinstance(call.get("name"), str) else ""
+            if not isinstance(args, dict):
+                calls.append(ToolCall(id=str(call.get("id") or ""), name=name, arguments={},
+                                      raw_arguments=json.dumps(args), parse_error="arguments must be a JSON object"))
+                continue
+            calls.append(ToolCall(id=str(call.get("id") or ""), name=name,
+                                  arguments=coerce_arguments(args, schemas.get(name, {})), raw_arguments=json.dumps(args)))
+        return calls
+
+    @staticmethod
+    def _candidate(data: dict) -> dict:
+        candidates = data.get("candidates") if isinstance(data, dict) else None
+        if not candidates:
+            feedback = (data or {}).get("promptFeedback") or {}
+            if feedback.get("blockReason"):
+                raise LLMError(f"Gemini blocked the prompt: {feedback['blockReason']}")
+            raise LLMError(f"malformed response, no candidates: {str(data)[:200]}", retryable=True)
+        candidate = candidates[0] if isinstance(candidates[0], dict) else {}
+        if candidate.get("finishReason") == "MALFORMED_FUNCTION_CALL":
+            raise LLMError("Gemini answered MALFORMED_FUNCTION_CALL: it produced a tool call it could not encode",
+                           retryable=True)
+        return candidate
+
+    @staticmethod
+    def _parts(candidate: dict) -> list:
+        parts = (candidate.get("content") or {}).get("parts")
+        return parts if isinstance(parts, list) else []
+
+    @staticmethod
+    def _text(parts: list) -> str:
+        return "".join(p.get("text") or "" for p in parts if isinstance(p, dict) and not p.get("thought"))
+
+    @staticmethod
+    def _finish(candidate: dict, calls: list) -> str:
+        reason = FINISH_REASONS.get(candidate.get("finishReason") or "STOP", "stop")
+        return "tool_calls" if calls and reason == "stop" else reason
+
+    @staticmethod
+    def _schemas(tools) -> dict:
+        return {t["name"]: t.get("parameters") or {} for t in tools or []}
+
+    def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
+        model = kwargs.get("model") or self.config.model
+        data = post_json(self._url(model, "generateContent"), self._headers(), self._body(messages, tools, **kwargs),
+                         self.config.timeout)
+        candidate = self._candidate(data)
+        parts = self._parts(candidate)
+        text = self._text(parts)
+        calls = self._calls(parts, self._schemas(tools))
+        finish = self._finish(candidate, calls)
+        if finish == "content_filter" and not text and not calls:
+            raise LLMError(f"Gemini stopped the answer: {candidate.get('finishReason')}")
+        usage = data.get("usageMetadata") or {}
+        return LLMResponse(
+            content=text or None, tool_calls=calls,
+            input_tokens=usage.get("promptTokenCount") or self.count_tokens(json.dumps(messages)),
+            output_tokens=(usage.get("candidatesTokenCount") or 0) + (usage.get("thoughtsTokenCount") or 0)
+            or self.count_tokens(text + "".join(c.raw_arguments for c in calls)),
+            model=data.get("modelVersion") or model, finish_reason=finish)
+
+    def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
+        """Server-sent events of partial responses: text parts are yielded
+        as they come; function calls (which Gemini sends whole) on the last
+        chunk with usage and the finish reason."""
+        model = kwargs.get("model") or self.config.model
+        url = self._url(model, "streamGenerateContent") + "?alt=sse"
+        calls, usage, text, candidate = [], {}, [], {}
+        schemas = self._schemas(tools)
+        for line in stream_lines(url, self._headers(), self._body(messages, tools, **kwargs), self.config.timeout):
+            if not line.startswith("data:"):
+                continue
+            try:
+                event = json.loads(line[5:])
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            usage = event.get("usageMetadata") or usage
+            if not event.get("candidates"):
+                continue
+            candidate = self._candidate(event)
+            parts = self._parts(candidate)
+            piece = self._text(parts)
+            if piece:
+                text.append(piece)
+                yield LLMStreamChunk(content=piece, model=model)
+            calls.extend(self._calls(parts, schemas))
+        yield LLMStreamChunk(
+            tool_calls=calls, finish_reason=self._finish(candidate, calls),
+            input_tokens=usage.get("promptTokenCount") or self.count_tokens(json.dumps(messages)),
+            output_tokens=usage.get("candidatesTokenCount") or self.count_tokens("".join(text)), model=model)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        model = self.config.embedding_model or "text-embedding-004"
+        name = model if model.startswith("models/") else f"models/{model}"
+        vectors = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = texts[start:start + EMBED_BATCH]
+            body = {"requests": [{"model": name, "content": {"parts": [{"text": t}]}} for t in batch]}
+            data = post_json(self._url(model, "batchEmbedContents"), self._headers(), body, self.config.timeout)
+            try:
+                vectors.extend(row["values"] for row in data["embeddings"])
+            except (KeyError, TypeError):
+                raise LLMError(f"malformed embeddings response: {str(data)[:200]}", retryable=True) from None
+        return vectors

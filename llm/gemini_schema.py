@@ -1,0 +1,102 @@
+"""JSON Schema → the OpenAPI subset Gemini accepts, and back.
+
+Gemini's ``functionDeclarations[].parameters`` take an OpenAPI 3 Schema
+subset (https://ai.google.dev/api/caching#Schema): one ``type`` per schema
+(``nullable`` for null), ``enum`` of strings only, ``items`` required on
+arrays, no ``$schema``/``additionalProperties``/``propertyNames``. Our tools
+keep full JSON Schema; this module converts on the way out and converts the
+arguments Gemini returns back (string enums to integers, JSON text to
+free-form values) so that our own validation judges them against the
+original schema.
+"""
+from __future__ import annotations
+
+import json
+
+DROPPED_KEYS = {"$schema", "$id", "additionalProperties", "propertyNames", "patternProperties", "unevaluatedProperties",
+                "exclusiveMinimum", "exclusiveMaximum", "const", "examples", "default", "$comment", "title"}
+KEPT_KEYS = {"type", "description", "enum", "format", "nullable", "properties", "required", "items", "minItems",
+             "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf"}
+JSON_TEXT_NOTE = " (send it as JSON text)"
+
+
+def _is_free_form(schema: dict) -> bool:
+    """A value Gemini cannot describe: no type at all, or an object without properties."""
+    types = schema.get("type")
+    return not types and not schema.get("enum") and not schema.get("anyOf") or (
+        types == "object" and not schema.get("properties"))
+
+
+def to_gemini_schema(schema: dict) -> dict:
+    """The Gemini form of one JSON Schema (recursively)."""
+    schema = schema if isinstance(schema, dict) else {}
+    if _is_free_form(schema):
+        return {"type": "string", "description": (schema.get("description") or "Any JSON value") + JSON_TEXT_NOTE}
+    out = {}
+    types = schema.get("type")
+    if isinstance(types, list):
+        real = [t for t in types if t != "null"]
+        if "null" in types:
+            out["nullable"] = True
+        # Several real types (e.g. an id or a name): text carries all of them.
+        types = real[0] if len(real) == 1 else "string"
+    if types:
+        out["type"] = types
+    for key, value in schema.items():
+        if key in DROPPED_KEYS or key not in KEPT_KEYS or key in ("type", "nullable"):
+            continue
+        if key == "properties":
+            out["properties"] = {name: to_gemini_schema(sub) for name, sub in value.items()}
+        elif key == "items":
+            out["items"] = to_gemini_schema(value)
+        elif key == "anyOf":
+            out["anyOf"] = [to_gemini_schema(sub) for sub in value]
+        elif key == "enum":
+            out["enum"] = [str(v) for v in value]
+            out["type"] = "string"
+        else:
+            out[key] = value
+    if out.get("type") == "array" and "items" not in out:
+        out["items"] = {"type": "string", "description": "Any JSON value" + JSON_TEXT_NOTE}
+    if "required" in out and "properties" in out:
+        out["required"] = [name for name in out["required"] if name in out["properties"]]
+    return out
+
+
+def to_gemini_parameters(schema: dict) -> dict | None:
+    """``parameters`` of a function declaration, or None for a tool without
+    parameters (Gemini rejects an object with empty ``properties``)."""
+    if not (schema or {}).get("properties"):
+        return None
+    return to_gemini_schema(schema)
+
+
+def coerce_arguments(value, schema: dict):
+    """Turn Gemini's arguments back toward the original ``schema``: string
+    enum values to the original numbers, numeric text to integers/numbers
+    where only those are allowed, JSON text to free-form values. Anything
+    that does not convert is left as it is for validation to judge."""
+    schema = schema if isinstance(schema, dict) else {}
+    if _is_free_form(schema) and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    types = schema.get("type")
+    types = set(types) if isinstance(types, list) else {types} if types else set()
+    if isinstance(value, str) and "string" not in types:
+        for number_type, cast in (("integer", int), ("number", float)):
+            if number_type in types or any(isinstance(e, (int, float)) and not isinstance(e, bool) for e in schema.get("enum", [])):
+                try:
+                    number = cast(value)
+                except ValueError:
+                    continue
+                if not schema.get("enum") or number in schema["enum"]:
+                    return number
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        return {key: coerce_arguments(item, schema["properties"].get(key, {})) if key in schema["properties"] else item
+                for key, item in value.items()}
+    if isinstance(value, list) and ("array" in types or "items" in schema):
+        item_schema = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return [coerce_arguments(item, item_schema) for item in value]
+    return value
