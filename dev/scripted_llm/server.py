@@ -26,6 +26,7 @@ import hashlib
 import importlib
 import json
 import math
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -184,6 +185,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_events([(None, e) for e in events])
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """A client that gave up (timeout tests) is expected, not an error."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class ScriptedLLMServer:
     """Run a ``Scenario`` behind a real HTTP server on 127.0.0.1.
 
@@ -193,7 +201,7 @@ class ScriptedLLMServer:
     def __init__(self, scenario: Scenario | None = None, port: int = 0):
         self.scenario = scenario or Scenario()
         handler = type("Handler", (_Handler,), {"scenario": self.scenario})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._httpd = _QuietServer(("127.0.0.1", port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-llm", daemon=True)
 
