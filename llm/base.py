@@ -126,6 +126,13 @@ class BaseLLMAdapter(ABC):
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One embedding vector per text, in order. Raises LLMError."""
 
+    def embedding_dimension(self) -> int:
+        """Length of this adapter's embedding vectors (one probe call, then
+        cached on the adapter). Raises LLMError."""
+        if not getattr(self, "_dimension", None):
+            self._dimension = len(self.embed(["dimension probe"])[0])
+        return self._dimension
+
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` for this adapter's model (or its configured
         ``tokenizer_model``); never raises."""

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from .base import LLMError, LLMResponse, LLMStreamChunk
 from .http import post_json
-from .openai_adapter import OpenAIAdapter
+from .openai_adapter import EMBED_BATCH, OpenAIAdapter
 from .prompt_tools import parse_tool_calls, render_call, render_tools_prompt
 
 _logger = logging.getLogger(__name__)
@@ -102,6 +102,12 @@ class OllamaAdapter(OpenAIAdapter):
         """Vectors from ``/api/embed``. Raises EmbeddingsUnavailable (logged
         once per model) when the model has none, LLMError otherwise."""
         model = self.config.embedding_model or self.config.model
+        vectors = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            vectors.extend(self._embed_batch(model, texts[start:start + EMBED_BATCH]))
+        return vectors
+
+    def _embed_batch(self, model: str, texts: list[str]) -> list[list[float]]:
         try:
             data = post_json(self._native_root() + "/api/embed", self._headers(), {"model": model, "input": list(texts)},
                              self.config.timeout)

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 
 from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, parse_tool_arguments
 from .http import post_json, stream_lines
 
 _logger = logging.getLogger(__name__)
+REASONING_MODEL_RE = re.compile(r"^(o\d|gpt-5)")
+EMBED_BATCH = 100  # texts per embeddings request
 
 
 class OpenAIAdapter(BaseLLMAdapter):
@@ -43,12 +46,16 @@ class OpenAIAdapter(BaseLLMAdapter):
         return headers
 
     def _body(self, messages: list[dict], tools: list[dict] | None, stream: bool, **kwargs) -> dict:
-        body = {
-            "model": kwargs.get("model") or self.config.model,
-            "messages": [self._to_wire(m) for m in messages],
-            "temperature": kwargs.get("temperature", self.config.temperature),
-            "max_tokens": kwargs.get("max_tokens", self.config.max_tokens),
-        }
+        model = kwargs.get("model") or self.config.model
+        body = {"model": model, "messages": [self._to_wire(m) for m in messages]}
+        max_tokens = kwargs.get("max_tokens", self.config.max_tokens)
+        if REASONING_MODEL_RE.match(self.config.tokenizer_model or model):
+            # o-series and GPT-5 reject temperature and max_tokens
+            # (https://platform.openai.com/docs/guides/reasoning).
+            body["max_completion_tokens"] = max_tokens
+        else:
+            body["temperature"] = kwargs.get("temperature", self.config.temperature)
+            body["max_tokens"] = max_tokens
         if tools and self.config.supports_tool_calling:
             body["tools"] = [{"type": "function", "function": t} for t in tools]
         if stream:
@@ -160,13 +167,17 @@ class OpenAIAdapter(BaseLLMAdapter):
         )
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        body = {"model": self.config.embedding_model or self.config.model, "input": list(texts)}
-        data = post_json(self._url("/embeddings"), self._headers(), body, self.config.timeout)
-        try:
-            rows = sorted(data["data"], key=lambda row: row.get("index", 0))
-            return [row["embedding"] for row in rows]
-        except (KeyError, TypeError):
-            raise LLMError(f"malformed embeddings response: {str(data)[:200]}") from None
+        """One vector per text, in order, requested EMBED_BATCH texts at a time."""
+        vectors = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            body = {"model": self.config.embedding_model or self.config.model, "input": list(texts[start:start + EMBED_BATCH])}
+            data = post_json(self._url("/embeddings"), self._headers(), body, self.config.timeout)
+            try:
+                rows = sorted(data["data"], key=lambda row: row.get("index", 0))
+                vectors.extend(row["embedding"] for row in rows)
+            except (KeyError, TypeError, AttributeError):
+                raise LLMError(f"malformed embeddings response: {str(data)[:200]}", retryable=True) from None
+        return vectors
 
 
 def _text(content) -> str | None:

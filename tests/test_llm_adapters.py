@@ -122,6 +122,9 @@ class TestLLMAdapters(AgenticCase):
             vectors = adapter.embed([f"text {i}" for i in range(150)])
             self.assertEqual(len(vectors), 150)
             self.assertEqual({len(v) for v in vectors}, {self.scenario.embedding_dim})
+            self.assertEqual(adapter.embedding_dimension(), self.scenario.embedding_dim)
+        batches = [r for r in self.scenario.requests if "embed" in r["path"].lower()]
+        self.assertTrue(all(len(r["body"].get("input") or r["body"].get("requests")) <= 100 for r in batches), "batched")
         with self.assertRaises(LLMError):
             self.providers["anthropic"]._get_adapter().embed(["x"])
 
@@ -215,3 +218,26 @@ class TestLLMAdapters(AgenticCase):
         result = self.agent.run(thread.id, "search forever")
         self.assertEqual(result.iterations, 1)
         self.assertIn("token budget reached: 160 of 150 tokens", result.reply)
+
+    def test_extra_headers_and_params_reach_every_provider(self):
+        for name, provider in self.providers.items():
+            with self.subTest(provider=name):
+                provider.write({"extra_headers": '{"X-Team": "erp"}', "extra_params": '{"metadata_tag": "odoo"}'})
+                self.script({"content": "ok"})
+                provider._get_adapter().chat_completion(MESSAGES)
+                request = self.scenario.requests[-1]
+                self.assertEqual({k.lower(): v for k, v in request["headers"].items()}.get("x-team"), "erp")
+                self.assertEqual(request["body"]["metadata_tag"], "odoo")
+
+    def test_reasoning_models_get_only_the_parameters_they_accept(self):
+        self.script({"content": "ok"}, {"content": "ok"})
+        provider = self.providers["openai"]
+        provider.default_model = "o3-mini"
+        provider._get_adapter().chat_completion(MESSAGES)
+        body = self.scenario.requests[-1]["body"]
+        self.assertNotIn("temperature", body)
+        self.assertNotIn("max_tokens", body)
+        self.assertEqual(body["max_completion_tokens"], 4096)
+        provider.default_model = "gpt-4o"
+        provider._get_adapter().chat_completion(MESSAGES)
+        self.assertEqual(self.scenario.requests[-1]["body"]["max_tokens"], 4096)
