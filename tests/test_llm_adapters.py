@@ -154,13 +154,14 @@ class TestLLMAdapters(AgenticCase):
             self.assertEqual((rate.exception.retryable, rate.exception.retry_after), (True, 2.0))
 
     def test_timeout_comes_from_the_provider(self):
-        provider = self.providers["gemini"]
-        provider.timeout_seconds = 1
-        self.script({"content": "late", "delay": 1.6})
-        with self.assertRaises(LLMError) as error:
-            provider._get_adapter().chat_completion(MESSAGES)
-        self.assertIn("timed out", str(error.exception))
-        self.assertTrue(error.exception.retryable)
+        for name, provider in self.providers.items():
+            with self.subTest(provider=name):
+                provider.timeout_seconds = 1
+                self.script({"content": "late", "delay": 1.3})
+                with self.assertRaises(LLMError) as error:
+                    provider._get_adapter().chat_completion(MESSAGES)
+                self.assertIn("timed out", str(error.exception))
+                self.assertTrue(error.exception.retryable)
 
     def test_connection_refused(self):
         for name in PROVIDERS:
