@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterator
 
-from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, parse_tool_arguments
+from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, parse_tool_arguments
 from .http import post_json, stream_lines
 
 API_VERSION = "2023-06-01"
@@ -50,12 +50,7 @@ class AnthropicAdapter(BaseLLMAdapter):
         out: list[dict] = []
 
         def add(role, blocks):
-            if not blocks:
-                return
-            if out and out[-1]["role"] == role:
-                out[-1]["content"].extend(blocks)
-            else:
-                out.append({"role": role, "content": blocks})
+            append_turn(out, role, blocks, "content")
 
         for message in messages:
             role = message["role"]

@@ -139,6 +139,18 @@ class BaseLLMAdapter(ABC):
         return count_tokens(text, self.config.tokenizer_model or self.config.model)
 
 
+def append_turn(turns: list[dict], role: str, items: list, key: str) -> None:
+    """Append ``items`` as a ``{"role": role, key: items}`` turn, merged into
+    the previous turn when it has the same role (Gemini and Anthropic want
+    alternating roles); nothing is appended for no items."""
+    if not items:
+        return
+    if turns and turns[-1]["role"] == role:
+        turns[-1][key].extend(items)
+    else:
+        turns.append({"role": role, key: list(items)})
+
+
 MAX_ARGUMENT_CHARS = 200_000  # longer tool arguments are refused, not parsed
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall
+from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn
 from .gemini_schema import coerce_arguments, to_gemini_parameters
 from .http import post_json, stream_lines
 
@@ -56,12 +56,7 @@ class GeminiAdapter(BaseLLMAdapter):
         generated, contents = set(), []
 
         def add(role, parts):
-            if not parts:
-                return
-            if contents and contents[-1]["role"] == role:
-                contents[-1]["parts"].extend(parts)
-            else:
-                contents.append({"role": role, "parts": parts})
+            append_turn(contents, role, parts, "parts")
 
         for message in messages:
             role = message["role"]
