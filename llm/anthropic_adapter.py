@@ -22,13 +22,21 @@ from .http import post_json, stream_lines
 API_VERSION = "2023-06-01"
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                 "pause_turn": "stop", "refusal": "content_filter"}
-_TAG_RE = re.compile(r"<[^>]+>")
+# Markup an empty rich-text field leaves behind (Odoo's HTML editor: <p><br></p>).
+_EMPTY_HTML_RE = re.compile(r"</?(?:p|br|div|span)\s*/?>|&nbsp;", re.I)
+_ID_RE = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 def _blank(text) -> bool:
-    """True for text that is empty once HTML tags and spaces are removed
-    (Anthropic rejects blank text blocks)."""
-    return not isinstance(text, str) or not _TAG_RE.sub("", text).replace("&nbsp;", "").strip()
+    """True for text that is empty once spaces and empty-paragraph markup
+    are removed (Anthropic rejects blank text blocks)."""
+    return not isinstance(text, str) or not _EMPTY_HTML_RE.sub("", text).strip()
+
+
+def _tool_id(value) -> str:
+    """A tool id in the form Anthropic requires (^[a-zA-Z0-9_-]+$): ids other
+    providers made (``functions.t:0``) are rewritten the same way each time."""
+    return _ID_RE.sub("_", str(value or "")) or "tool"
 
 
 class AnthropicAdapter(BaseLLMAdapter):
@@ -46,26 +54,29 @@ class AnthropicAdapter(BaseLLMAdapter):
         """Neutral messages → (``system``, ``messages``): no blank text block
         anywhere, tool results as ``tool_result`` blocks of a user turn,
         consecutive turns of one role merged, the first turn a user one."""
-        system = "\n\n".join(m.get("content") or "" for m in messages if m["role"] == "system" and not _blank(m.get("content")))
+        system = "\n\n".join(m.get("content") or "" for m in messages if m.get("role") == "system" and not _blank(m.get("content")))
         out: list[dict] = []
 
         def add(role, blocks):
             append_turn(out, role, blocks, "content")
 
         for message in messages:
-            role = message["role"]
+            role = message.get("role")
             if role == "user":
                 add("user", [] if _blank(message.get("content")) else [{"type": "text", "text": message["content"]}])
             elif role == "assistant":
                 blocks = [] if _blank(message.get("content")) else [{"type": "text", "text": message["content"]}]
-                blocks += [{"type": "tool_use", "id": call["id"], "name": call["name"], "input": call.get("arguments") or {}}
+                blocks += [{"type": "tool_use", "id": _tool_id(call.get("id")), "name": call["name"], "input": call.get("arguments") or {}}
                            for call in message.get("tool_calls") or []]
                 add("assistant", blocks)
             elif role == "tool":
                 content = message.get("content") or ""
-                add("user", [{"type": "tool_result", "tool_use_id": message["tool_call_id"],
+                add("user", [{"type": "tool_result", "tool_use_id": _tool_id(message.get("tool_call_id")),
                               "content": content if not _blank(content) else "(empty result)"}])
-        if out and out[0]["role"] != "user":
+        for turn in out:  # tool results must open their user turn
+            if turn["role"] == "user":
+                turn["content"].sort(key=lambda block: block["type"] != "tool_result")
+        if not out or out[0]["role"] != "user":
             out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(conversation continues)"}]})
         return system, out
 
@@ -120,7 +131,7 @@ class AnthropicAdapter(BaseLLMAdapter):
         ``input_json_delta`` pieces and yielded whole on the last chunk."""
         body = self._body(messages, tools, True, **kwargs)
         blocks: dict[int, dict] = {}
-        usage, stop_reason, model = {}, None, self.config.model
+        usage, stop_reason, model, stopped = {}, None, self.config.model, False
         for line in stream_lines(self._url(), self._headers(), body, self.config.timeout):
             if not line.startswith("data:"):
                 continue
@@ -130,7 +141,7 @@ class AnthropicAdapter(BaseLLMAdapter):
                 continue
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "error":
-                error = event.get("error") or {}
+                error = event.get("error") if isinstance(event.get("error"), dict) else {"type": "error", "message": event.get("error")}
                 raise LLMError(f"stream error: {error.get('type')}: {error.get('message')}",
                                retryable=error.get("type") in ("overloaded_error", "api_error"))
             if kind == "message_start":
@@ -148,11 +159,15 @@ class AnthropicAdapter(BaseLLMAdapter):
                     yield LLMStreamChunk(content=delta["text"], model=model)
                 elif delta.get("type") == "input_json_delta":
                     block["partial_json"] += delta.get("partial_json") or ""
+            elif kind == "message_stop":
+                stopped = True
             elif kind == "message_delta":
                 stop_reason = (event.get("delta") or {}).get("stop_reason") or stop_reason
                 usage.update(event.get("usage") or {})
+        if not stopped and stop_reason is None:
+            raise LLMError("the stream ended before the answer was complete", retryable=True)
         calls = []
-        for _index, block in sorted(blocks.items()):
+        for _index, block in sorted(blocks.items(), key=lambda item: str(item[0])):
             if block.get("type") == "tool_use":
                 raw = block["partial_json"] or block.get("input") or {}
                 calls.append(self._tool_call({**block, "input": raw}))

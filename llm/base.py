@@ -9,7 +9,8 @@ the neutral format of this package::
     {"role": "system" | "user" | "assistant" | "tool",
      "content": str | None,
      "tool_calls": [{"id": str, "name": str, "arguments": dict,     # assistant only
-                     "id_generated": bool}],   # True: the id is ours, not the provider's
+                     "id_generated": bool,     # True: the id is ours, not the provider's
+                     "provider_data": dict}],  # sent back as the provider gave it
      "tool_call_id": str, "name": str}                              # tool only
 
 Tool schemas are ``{"name", "description", "parameters"}`` dicts as produced by
@@ -18,8 +19,9 @@ format.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -69,6 +71,7 @@ class ToolCall:
     raw_arguments: str = ""
     parse_error: str | None = None
     id_generated: bool = False  # the provider sent no usable id: ours is not replayed to it (Gemini)
+    provider_data: dict = field(default_factory=dict)  # opaque data to send back with the call (Gemini thoughtSignature)
 
 
 @dataclass
@@ -108,8 +111,46 @@ class LLMError(Exception):
         self.retry_after = retry_after
 
 
+def _guarded(method):
+    """Make ``method`` raise only LLMError: any other exception from reading
+    an odd provider answer becomes a retryable LLMError naming it."""
+    def convert(exc):
+        return LLMError(f"unexpected {type(exc).__name__} reading the provider's answer: {str(exc)[:200]}",
+                        retryable=True)
+
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def generator(self, *args, **kwargs):
+            try:
+                yield from method(self, *args, **kwargs)
+            except LLMError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the contract: LLMError only
+                raise convert(exc) from exc
+        return generator
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except LLMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the contract: LLMError only
+            raise convert(exc) from exc
+    return wrapper
+
+
 class BaseLLMAdapter(ABC):
-    """Interface every provider adapter implements (spec 000 §6.1)."""
+    """Interface every provider adapter implements (spec 000 §6.1).
+
+    Subclasses' ``chat_completion``, ``chat_completion_stream`` and ``embed``
+    are wrapped so that they raise LLMError and nothing else."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("chat_completion", "chat_completion_stream", "embed"):
+            if name in cls.__dict__:
+                setattr(cls, name, _guarded(cls.__dict__[name]))
 
     def __init__(self, config: ProviderConfig):
         self.config = config
@@ -152,7 +193,6 @@ def append_turn(turns: list[dict], role: str, items: list, key: str) -> None:
 
 
 MAX_ARGUMENT_CHARS = 200_000  # longer tool arguments are refused, not parsed
-_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
 
 def parse_tool_arguments(raw) -> tuple[dict, str | None]:
@@ -191,12 +231,26 @@ def parse_tool_arguments(raw) -> tuple[dict, str | None]:
     return value, None
 
 
+def fenced_block(text: str) -> str | None:
+    """The inside of the first ```...``` fence (a leading ``json`` tag
+    removed), or None. Plain string search: linear in the text's length,
+    whatever a model sends."""
+    start = text.find("```")
+    if start < 0:
+        return None
+    end = text.find("```", start + 3)
+    if end < 0:
+        return None
+    inner = text[start + 3:end]
+    return inner[4:] if inner[:4].lower() == "json" else inner
+
+
 def _recover_json_object(text: str):
     """A JSON object in a ```json fence, or one followed by trailing prose."""
-    match = _FENCE_RE.search(text)
-    if match:
+    inner = fenced_block(text)
+    if inner is not None:
         try:
-            return json.loads(match.group(1)), True
+            return json.loads(inner), True
         except (json.JSONDecodeError, RecursionError):
             pass
     start = text.find("{")

@@ -52,31 +52,39 @@ class GeminiAdapter(BaseLLMAdapter):
         tool results become ``functionResponse`` parts of the next ``user``
         turn, in call order, carrying an ``id`` only where Gemini sent one.
         Consecutive turns of one role are merged."""
-        system = [m.get("content") or "" for m in messages if m["role"] == "system"]
-        generated, contents = set(), []
+        system = [m.get("content") or "" for m in messages if m.get("role") == "system"]
+        generated, names, contents = set(), {}, []
 
         def add(role, parts):
             append_turn(contents, role, parts, "parts")
 
         for message in messages:
-            role = message["role"]
+            role = message.get("role")
             if role == "user":
                 add("user", [{"text": message["content"]}] if (message.get("content") or "").strip() else [])
             elif role == "assistant":
                 parts = [{"text": message["content"]}] if (message.get("content") or "").strip() else []
                 for call in message.get("tool_calls") or []:
+                    names[call.get("id")] = call["name"]
                     function_call = {"name": call["name"], "args": call.get("arguments") or {}}
                     if call.get("id_generated"):
                         generated.add(call["id"])
                     else:
                         function_call["id"] = call["id"]
-                    parts.append({"functionCall": function_call})
+                    part = {"functionCall": function_call}
+                    if (call.get("provider_data") or {}).get("thoughtSignature"):
+                        # Gemini 3 refuses a replayed call without the signature it sent with it.
+                        part["thoughtSignature"] = call["provider_data"]["thoughtSignature"]
+                    parts.append(part)
                 add("model", parts)
             elif role == "tool":
-                response = {"name": message.get("name") or "", "response": {"result": message.get("content") or ""}}
+                name = message.get("name") or names.get(message.get("tool_call_id")) or "tool"
+                response = {"name": name, "response": {"result": message.get("content") or ""}}
                 if message.get("tool_call_id") and message["tool_call_id"] not in generated:
                     response["id"] = message["tool_call_id"]
                 add("user", [{"functionResponse": response}])
+        if not contents or contents[0]["role"] != "user":  # Gemini wants the user to speak first
+            contents.insert(0, {"role": "user", "parts": [{"text": "(conversation continues)"}]})
         instruction = {"parts": [{"text": "\n\n".join(s for s in system if s)}]} if any(system) else None
         return instruction, contents
 
@@ -118,8 +126,10 @@ class GeminiAdapter(BaseLLMAdapter):
                 calls.append(ToolCall(id=str(call.get("id") or ""), name=name, arguments={},
                                       raw_arguments=json.dumps(args), parse_error="arguments must be a JSON object"))
                 continue
+            signature = part.get("thoughtSignature") or part.get("thought_signature")
             calls.append(ToolCall(id=str(call.get("id") or ""), name=name,
-                                  arguments=coerce_arguments(args, schemas.get(name, {})), raw_arguments=json.dumps(args)))
+                                  arguments=coerce_arguments(args, schemas.get(name, {})), raw_arguments=json.dumps(args),
+                                  provider_data={"thoughtSignature": signature} if isinstance(signature, str) else {}))
         return calls
 
     @staticmethod
@@ -190,8 +200,10 @@ class GeminiAdapter(BaseLLMAdapter):
                 continue
             if not isinstance(event, dict):
                 continue
-            usage = event.get("usageMetadata") or usage
+            usage = event.get("usageMetadata") if isinstance(event.get("usageMetadata"), dict) else usage
             if not event.get("candidates"):
+                if isinstance(event.get("promptFeedback"), dict) and event["promptFeedback"].get("blockReason"):
+                    raise LLMError(f"Gemini blocked the prompt: {event['promptFeedback']['blockReason']}")
                 continue
             candidate = self._candidate(event)
             parts = self._parts(candidate)
@@ -200,8 +212,13 @@ class GeminiAdapter(BaseLLMAdapter):
                 text.append(piece)
                 yield LLMStreamChunk(content=piece, model=model)
             calls.extend(self._calls(parts, schemas))
+        if not candidate.get("finishReason"):
+            raise LLMError("the stream ended before the answer was complete", retryable=True)
+        finish = self._finish(candidate, calls)
+        if finish == "content_filter" and not text and not calls:
+            raise LLMError(f"Gemini stopped the answer: {candidate.get('finishReason')}")
         yield LLMStreamChunk(
-            tool_calls=calls, finish_reason=self._finish(candidate, calls),
+            tool_calls=calls, finish_reason=finish,
             input_tokens=usage.get("promptTokenCount") or self.count_tokens(json.dumps(messages)),
             output_tokens=usage.get("candidatesTokenCount") or self.count_tokens("".join(text)), model=model)
 

@@ -20,11 +20,27 @@ KEPT_KEYS = {"type", "description", "enum", "format", "nullable", "properties", 
 JSON_TEXT_NOTE = " (send it as JSON text)"
 
 
+def _real_types(schema: dict) -> list:
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types] if types else []
+    if not types and isinstance(schema.get("properties"), dict):
+        types = ["object"]
+    return [t for t in types if t != "null"]
+
+
 def _is_free_form(schema: dict) -> bool:
     """A value Gemini cannot describe: no type at all, or an object without properties."""
-    types = schema.get("type")
-    return not types and not schema.get("enum") and not schema.get("anyOf") or (
-        types == "object" and not schema.get("properties"))
+    types = _real_types(schema)
+    return (not types and not schema.get("enum") and not schema.get("anyOf")) or (
+        types == ["object"] and not schema.get("properties"))
+
+
+def _enum_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# Formats Gemini accepts, by type (https://ai.google.dev/api/caching#Schema).
+ALLOWED_FORMATS = {"string": {"enum", "date-time"}, "integer": {"int32", "int64"}, "number": {"float", "double"}}
 
 
 def to_gemini_schema(schema: dict) -> dict:
@@ -33,15 +49,12 @@ def to_gemini_schema(schema: dict) -> dict:
     if _is_free_form(schema):
         return {"type": "string", "description": (schema.get("description") or "Any JSON value") + JSON_TEXT_NOTE}
     out = {}
-    types = schema.get("type")
-    if isinstance(types, list):
-        real = [t for t in types if t != "null"]
-        if "null" in types:
-            out["nullable"] = True
-        # Several real types (e.g. an id or a name): text carries all of them.
-        types = real[0] if len(real) == 1 else "string"
-    if types:
-        out["type"] = types
+    real = _real_types(schema)
+    if isinstance(schema.get("type"), list) and "null" in schema["type"]:
+        out["nullable"] = True
+    # Several real types (e.g. an id or a name): text carries all of them.
+    if real:
+        out["type"] = real[0] if len(real) == 1 else "string"
     for key, value in schema.items():
         if key in DROPPED_KEYS or key not in KEPT_KEYS or key in ("type", "nullable"):
             continue
@@ -52,10 +65,16 @@ def to_gemini_schema(schema: dict) -> dict:
         elif key == "anyOf":
             out["anyOf"] = [to_gemini_schema(sub) for sub in value]
         elif key == "enum":
-            out["enum"] = [str(v) for v in value]
+            if None in value:
+                out["nullable"] = True
+            out["enum"] = [_enum_text(v) for v in value if v is not None]
             out["type"] = "string"
+        elif key == "format":
+            continue
         else:
             out[key] = value
+    if schema.get("format") in ALLOWED_FORMATS.get(out.get("type"), ()):
+        out["format"] = schema["format"]
     if out.get("type") == "array" and "items" not in out:
         out["items"] = {"type": "string", "description": "Any JSON value" + JSON_TEXT_NOTE}
     if "required" in out and "properties" in out:
@@ -82,11 +101,16 @@ def coerce_arguments(value, schema: dict):
             return json.loads(value)
         except ValueError:
             return value
-    types = schema.get("type")
-    types = set(types) if isinstance(types, list) else {types} if types else set()
+    types = set(_real_types(schema))
+    if isinstance(value, str) and schema.get("enum") and value not in schema["enum"]:
+        for option in schema["enum"]:
+            if option is not None and _enum_text(option) == value:
+                return option
     if isinstance(value, str) and "string" not in types:
         for number_type, cast in (("integer", int), ("number", float)):
             if number_type in types or any(isinstance(e, (int, float)) and not isinstance(e, bool) for e in schema.get("enum", [])):
+                if not value.strip().lstrip("-").replace(".", "", 1).isdigit():
+                    continue  # only plain decimal text: not "NaN", "1_000" or "inf"
                 try:
                     number = cast(value)
                 except ValueError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -13,17 +14,19 @@ import httpx
 from .base import LLMError
 
 _MAX_ERROR_CHARS = 500
+_PUBLIC_HEADERS = {"content-type", "accept", "anthropic-version", "user-agent"}
+STREAM_TIMEOUT_FACTOR = 10  # a stream may last this many timeouts in all
 
 
-def _provider_message(response: httpx.Response) -> str:
+def _provider_message(text: str, content_type: str, reason: str) -> str:
     """The ``error.message`` a provider sent, else the start of the body
     (an HTML error page is named, not quoted)."""
     try:
-        data = response.json()
-    except ValueError:
-        if "html" in response.headers.get("content-type", "") or response.text.lstrip()[:1] == "<":
-            return f"{response.reason_phrase or 'error'} (an HTML error page, probably from a proxy or gateway)"
-        return response.text[:_MAX_ERROR_CHARS]
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        if "html" in content_type or text.lstrip()[:1] == "<":
+            return f"{reason or 'error'} (an HTML error page, probably from a proxy or gateway)"
+        return text[:_MAX_ERROR_CHARS]
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict):
         return str(error.get("message") or error)[:_MAX_ERROR_CHARS]
@@ -32,10 +35,9 @@ def _provider_message(response: httpx.Response) -> str:
     return json.dumps(data)[:_MAX_ERROR_CHARS]
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header in seconds; None when absent,
     negative, not finite or an HTTP date (then the normal back-off applies)."""
-    value = response.headers.get("retry-after")
     try:
         seconds = float(value) if value is not None else None
     except ValueError:
@@ -43,24 +45,54 @@ def _retry_after(response: httpx.Response) -> float | None:
     return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
-def raise_for_status(response: httpx.Response) -> None:
-    """Raise LLMError for a non-2xx response; 429 and 5xx are retryable."""
-    if response.status_code < 400:
-        return
+def redact(text: str, headers: dict) -> str:
+    """``text`` with every header value that could be a secret (8+
+    characters, stripped or not) replaced by ``***``."""
+    for name, value in headers.items():
+        if name.lower() in _PUBLIC_HEADERS:
+            continue
+        for secret in {str(value), str(value).strip(), str(value).removeprefix("Bearer ").strip()}:
+            if len(secret) >= 8 and secret in text:
+                text = text.replace(secret, "***")
+    return text
+
+
+def raise_for_status(response: httpx.Response, text: str, headers: dict) -> None:
+    """Raise LLMError for a non-2xx response whose body is ``text``; 429 and
+    5xx are retryable. The provider's message is quoted with any key it
+    repeats redacted."""
     status = response.status_code
+    if status < 400:
+        return
+    message = _provider_message(text, response.headers.get("content-type", ""), response.reason_phrase)
     raise LLMError(
-        f"HTTP {status} from {response.request.url.host}: {_provider_message(response)}",
+        redact(f"HTTP {status} from {response.request.url.host}: {message}", headers),
         status=status,
         retryable=status == 429 or status >= 500,
-        retry_after=_retry_after(response) if status == 429 else None,
+        retry_after=_retry_after(response.headers.get("retry-after")) if status in (429, 503, 529) else None,
     )
 
 
-def _transport_error(exc: Exception, url: str) -> LLMError:
-    host = httpx.URL(url).host
+def _transport_error(exc: Exception, url: str, headers: dict) -> LLMError:
+    try:
+        host = httpx.URL(url).host
+    except Exception:  # noqa: BLE001 - an unusable URL
+        host = "the provider"
     if isinstance(exc, httpx.TimeoutException):
         return LLMError(f"timed out talking to {host}", retryable=True)
-    return LLMError(f"cannot reach {host}: {type(exc).__name__}: {exc}", retryable=True)
+    if isinstance(exc, (httpx.LocalProtocolError, httpx.InvalidURL, httpx.UnsupportedProtocol, UnicodeError,
+                        TypeError, ValueError)):
+        # Our request could not even be built: a configuration error, not retried.
+        return LLMError(redact(f"invalid request settings for {host} (check the base URL, API key and extra "
+                               f"headers): {type(exc).__name__}: {exc}", headers))
+    return LLMError(redact(f"cannot reach {host}: {type(exc).__name__}: {exc}", headers), retryable=True)
+
+
+def _decode(text: str, host: str):
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise LLMError(f"invalid JSON from {host}: {text[:200]}", retryable=True) from None
 
 
 _client: httpx.Client | None = None
@@ -79,29 +111,48 @@ def client() -> httpx.Client:
     return _client
 
 
+def _payload(body: dict) -> bytes:
+    try:
+        return json.dumps(body, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise LLMError(f"the request cannot be sent as JSON: {exc}") from None
+
+
 def post_json(url: str, headers: dict, body: dict, timeout: float) -> dict:
-    """POST ``body`` as JSON, return the decoded JSON answer. Raises LLMError."""
+    """POST ``body`` as JSON, return the decoded JSON answer. ``timeout``
+    (seconds) bounds each network wait and the whole call. Raises LLMError."""
+    deadline = time.monotonic() + timeout
+    content = _payload(body)
     try:
-        response = client().post(url, headers=headers, json=body, timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise _transport_error(exc, url) from None
-    raise_for_status(response)
-    try:
-        return response.json()
-    except ValueError:
-        raise LLMError(f"invalid JSON from {response.request.url.host}: {response.text[:200]}", retryable=True) from None
+        with client().stream("POST", url, headers={**headers, "Content-Type": "application/json"}, content=content,
+                             timeout=timeout) as response:
+            chunks = []
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the answer took longer than the timeout")
+            text = b"".join(chunks).decode(response.encoding or "utf-8", "replace")
+    except (httpx.HTTPError, UnicodeError, TypeError, ValueError) as exc:
+        raise _transport_error(exc, url, headers) from None
+    raise_for_status(response, text, headers)
+    return _decode(text, response.request.url.host)
 
 
 def stream_lines(url: str, headers: dict, body: dict, timeout: float) -> Iterator[str]:
     """POST ``body`` and yield the response's non-empty lines as they arrive
-    (server-sent events or newline-delimited JSON). Raises LLMError."""
+    (server-sent events or newline-delimited JSON). ``timeout`` bounds each
+    network wait, and the whole stream at ten times that. Raises LLMError."""
+    deadline = time.monotonic() + timeout * STREAM_TIMEOUT_FACTOR
+    content = _payload(body)
     try:
-        with client().stream("POST", url, headers=headers, json=body, timeout=timeout) as response:
+        with client().stream("POST", url, headers={**headers, "Content-Type": "application/json"}, content=content,
+                             timeout=timeout) as response:
             if response.status_code >= 400:
-                response.read()
-                raise_for_status(response)
+                raise_for_status(response, response.read().decode("utf-8", "replace"), headers)
             for line in response.iter_lines():
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the stream took longer than its time limit")
                 if line.strip():
                     yield line
-    except httpx.HTTPError as exc:
-        raise _transport_error(exc, url) from None
+    except (httpx.HTTPError, UnicodeError, TypeError, ValueError) as exc:
+        raise _transport_error(exc, url, headers) from None

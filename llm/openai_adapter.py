@@ -75,7 +75,8 @@ class OpenAIAdapter(BaseLLMAdapter):
                 "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments") or {})},
             } for call in message["tool_calls"]]
         if message["role"] == "tool":
-            wire["tool_call_id"] = message["tool_call_id"]
+            wire["tool_call_id"] = message.get("tool_call_id") or ""
+            wire["content"] = wire["content"] or ""
             if message.get("name"):
                 wire["name"] = message["name"]
         elif wire["content"] is None and not wire.get("tool_calls"):
@@ -128,11 +129,15 @@ class OpenAIAdapter(BaseLLMAdapter):
         body = self._body(messages, tools, True, **kwargs)
         pending: list[dict] = []  # {"index", "id", "name", "arguments"}
         finish_reason, usage, model, text = None, {}, self.config.model, []
+        done = False
         for line in stream_lines(self._url("/chat/completions"), self._headers(), body, self.config.timeout):
             if not line.startswith("data:"):
+                if line.lstrip().startswith("{"):
+                    raise LLMError(f"the server answered without streaming: {line[:200]}", retryable=True)
                 continue
             payload = line[5:].strip()
             if payload == "[DONE]":
+                done = True
                 break
             try:
                 event = json.loads(payload)
@@ -141,6 +146,9 @@ class OpenAIAdapter(BaseLLMAdapter):
                 continue
             if not isinstance(event, dict):
                 continue
+            if event.get("error"):
+                error = event["error"]
+                raise LLMError(f"stream error: {error.get('message') if isinstance(error, dict) else error}", retryable=True)
             model = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else model
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else usage
             for choice in event.get("choices") if isinstance(event.get("choices"), list) else []:
@@ -156,6 +164,8 @@ class OpenAIAdapter(BaseLLMAdapter):
                         _merge_tool_call_delta(pending, piece)
                 if isinstance(choice.get("finish_reason"), str):
                     finish_reason = choice["finish_reason"]
+        if not done and finish_reason is None:
+            raise LLMError("the stream ended before the answer was complete", retryable=True)
         calls = [self._tool_call(i, {"id": p["id"], "function": {"name": p["name"], "arguments": p["arguments"]}})
                  for i, p in enumerate(pending)]
         yield LLMStreamChunk(
@@ -186,7 +196,7 @@ def _text(content) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text") or "" for part in content if isinstance(part, dict)) or None
+        return "".join(str(part.get("text") or "") for part in content if isinstance(part, dict)) or None
     return str(content)
 
 
@@ -200,14 +210,16 @@ def _merge_tool_call_delta(pending: list[dict], piece: dict) -> None:
 
     A delta continues the last call with the same ``index`` unless it carries
     a different ``id`` (some servers reuse index 0 for every call)."""
-    index = piece.get("index", 0)
+    index = piece.get("index") if isinstance(piece.get("index"), int) else None
     function = piece.get("function") if isinstance(piece.get("function"), dict) else {}
     current = next((p for p in reversed(pending) if p["index"] == index), None)
-    if current is None or (piece.get("id") and current["id"] and piece["id"] != current["id"]):
+    # A new call: unseen index, a different id, or (no index, no id) a second name.
+    if current is None or (piece.get("id") and current["id"] and piece["id"] != current["id"]) or (
+            index is None and not piece.get("id") and function.get("name") and current["name"]):
         current = {"index": index, "id": piece.get("id") or "", "name": "", "arguments": ""}
         pending.append(current)
     if piece.get("id"):
-        current["id"] = piece["id"]
+        current["id"] = str(piece["id"])
     if isinstance(function.get("name"), str) and not current["name"]:
         current["name"] = function["name"]
     arguments = function.get("arguments")

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import re
 
-from .base import ToolCall
+from .base import ToolCall, fenced_block
 
-_BLOCK_RE = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
-_FENCE_RE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+_NAME_RE = re.compile(r'"name"\s*:\s*"([^"]{1,64})"')
 
 
 def render_tools_prompt(tools: list[dict]) -> str:
@@ -37,15 +37,20 @@ def render_call(call: dict) -> str:
     return f"<tool_call>{json.dumps({'name': call['name'], 'arguments': call.get('arguments') or {}}, ensure_ascii=False)}</tool_call>"
 
 
-def _first_object(text: str):
-    start = text.find("{")
-    if start < 0:
-        return None
-    try:
-        value, _end = json.JSONDecoder().raw_decode(text[start:])
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+def _objects(text: str) -> tuple[list, str]:
+    """Every JSON value at the start of ``text`` (objects one after another,
+    or an array of them), and what follows them."""
+    decoder, values, pos = json.JSONDecoder(), [], 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] not in "{[":
+            return values, text[pos:]
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return values, text[pos:]
+        values.extend(value if isinstance(value, list) else [value])
 
 
 def _to_call(obj: dict, index: int, prefix: str) -> ToolCall | None:
@@ -68,34 +73,53 @@ def _to_call(obj: dict, index: int, prefix: str) -> ToolCall | None:
     return ToolCall(id=f"{prefix}{index}", name=name, arguments=arguments, raw_arguments=raw)
 
 
+def _unparsable(segment: str) -> ToolCall | None:
+    """A block whose JSON does not parse: a call that reports the error
+    (named when the name can be read), so it is never silently dropped."""
+    name = _NAME_RE.search(segment)
+    if not name and not segment.strip():
+        return None
+    preview = segment.strip()[:120]
+    return ToolCall(id="", name=name.group(1) if name else "", arguments={}, raw_arguments=segment.strip()[:2000],
+                    parse_error=f"the tool call is not valid JSON: {preview}")
+
+
 def parse_tool_calls(text: str | None, id_prefix: str = "") -> tuple[list[ToolCall], str]:
     """``(calls, remaining_text)`` from a model's text answer. Ids are left
-    empty unless ``id_prefix`` is given (the runtime assigns unique ones)."""
+    empty (the runtime assigns unique ones) unless ``id_prefix`` is given.
+    Linear in the length of the text."""
     if not text:
         return [], text or ""
-    calls = []
-    if "<tool_call>" in text:
-        for index, block in enumerate(_BLOCK_RE.findall(text)):
-            obj = _first_object(block)
-            call = _to_call(obj, index, id_prefix) if obj else None
-            if call:
-                if not id_prefix:
-                    call.id = ""
-                calls.append(call)
-        remaining = _BLOCK_RE.sub("", text).strip()
-        return calls, remaining
-    stripped = text.strip()
-    fenced = _FENCE_RE.match(stripped)
-    candidate = fenced.group(1) if fenced else stripped
-    if candidate.startswith("{") and candidate.endswith("}"):
-        try:
-            obj = json.loads(candidate)
-        except (ValueError, RecursionError):
-            obj = None
-        if isinstance(obj, dict) and ("arguments" in obj or "parameters" in obj):
-            call = _to_call(obj, 0, id_prefix)
-            if call:
-                if not id_prefix:
-                    call.id = ""
-                return [call], ""
-    return [], text
+    calls, prose = [], []
+    if _OPEN in text:
+        segments = text.split(_OPEN)
+        prose.append(segments[0])
+        for segment in segments[1:]:
+            values, rest = _objects(segment)
+            found = [c for c in (_to_call(v, 0, "") for v in values if isinstance(v, dict)) if c]
+            if not found:
+                bad = _unparsable(rest.split(_CLOSE, 1)[0])
+                found = [bad] if bad else []
+            calls.extend(found)
+            rest = rest.lstrip()
+            prose.append(rest[len(_CLOSE):] if rest.startswith(_CLOSE) else rest if values else rest.split(_CLOSE, 1)[-1])
+    else:
+        stripped = text.strip()
+        inner = fenced_block(stripped) if stripped.startswith("```") and stripped.endswith("```") else None
+        candidate = (inner if inner is not None else stripped).strip()
+        if candidate[:1] in "{[":
+            values, rest = _objects(candidate)
+            if values and not rest.strip() and all(isinstance(v, dict) and (
+                    "arguments" in v or "parameters" in v or isinstance(v.get("function"), dict)) for v in values):
+                calls = [c for c in (_to_call(v, 0, "") for v in values) if c]
+                if calls:
+                    prose = []
+                else:
+                    prose = [text]
+            else:
+                prose = [text]
+        else:
+            prose = [text]
+    for index, call in enumerate(calls):
+        call.id = f"{id_prefix}{index}" if id_prefix else ""
+    return calls, "".join(prose).strip()

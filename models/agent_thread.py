@@ -130,6 +130,7 @@ class AgenticAiThread(models.Model):
             "tool_call", content,
             tool_call_id=tool_call.id,
             tool_call_id_generated=tool_call.id_generated,
+            tool_provider_data=tool_call.provider_data or False,
             tool_name=tool_call.name,
             # What the model sent when it was not valid (for the audit), cut to a readable size.
             tool_arguments=json.dumps(tool_call.arguments) if not tool_call.parse_error else (tool_call.raw_arguments or "")[:10000],
@@ -163,7 +164,8 @@ class AgenticAiThread(models.Model):
                 messages.append({"role": "assistant", "content": message.content})
             elif message.role == "tool_call":
                 call = {"id": message.tool_call_id, "name": message.tool_name, "arguments": message._get_arguments(),
-                        "id_generated": message.tool_call_id_generated}
+                        "id_generated": message.tool_call_id_generated,
+                        "provider_data": message.tool_provider_data or {}}
                 last = messages[-1] if messages else None
                 if last and last["role"] == "assistant" and last.get("tool_calls") and not last.get("_closed"):
                     last["tool_calls"].append(call)

@@ -74,6 +74,15 @@ class AgenticAiLlmProvider(models.Model):
             if provider.api_base_url and not provider.api_base_url.startswith(("http://", "https://")):
                 raise ValidationError(self.env._("The base URL must start with http:// or https://."))
 
+    @api.constrains("api_key")
+    def _check_api_key(self):
+        for provider in self.sudo():
+            key = (provider.api_key or "").strip()
+            if key and (not key.isascii() or any(c.isspace() or not c.isprintable() for c in key)):
+                raise ValidationError(self.env._(
+                    "The API key of %s contains spaces or characters that cannot be sent in an HTTP header; "
+                    "paste it again.", provider.name))
+
     @api.constrains("extra_headers", "extra_params")
     def _check_extra_json(self):
         for provider in self:
@@ -141,7 +150,7 @@ class AgenticAiLlmProvider(models.Model):
             provider_type=self.provider_type,
             base_url=self._get_default_base_url(),
             model=self.default_model,
-            api_key=self.sudo().api_key or "",
+            api_key=(self.sudo().api_key or "").strip(),
             api_version=self.api_version or "",
             max_tokens=self.max_tokens,
             temperature=self.temperature,

@@ -4,5 +4,6 @@ from . import test_hardening
 from . import test_llm_adapters
 from . import test_llm_bug_reports
 from . import test_llm_providers
+from . import test_llm_robustness
 from . import test_security
 from . import test_tool_execution
