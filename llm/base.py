@@ -192,6 +192,23 @@ def append_turn(turns: list[dict], role: str, items: list, key: str) -> None:
         turns.append({"role": role, key: list(items)})
 
 
+def embedding_inputs(texts) -> list[str]:
+    """``texts`` as a list of strings (a single string is one text, not
+    one text per character; numbers are not token ids)."""
+    if isinstance(texts, str):
+        return [texts]
+    return ["" if t is None else str(t) for t in texts or []]
+
+
+def checked_vectors(vectors, count: int) -> list[list[float]]:
+    """``vectors`` if it is ``count`` lists of numbers, else LLMError."""
+    if not isinstance(vectors, list) or len(vectors) != count or not all(
+            isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v) for v in vectors):
+        raise LLMError(f"the provider returned {len(vectors) if isinstance(vectors, list) else 'no'} valid vectors "
+                       f"for {count} texts", retryable=True)
+    return vectors
+
+
 MAX_ARGUMENT_CHARS = 200_000  # longer tool arguments are refused, not parsed
 
 

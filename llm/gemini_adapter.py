@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn
+from .base import (BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, checked_vectors,
+                   embedding_inputs)
 from .gemini_schema import coerce_arguments, to_gemini_parameters
 from .http import post_json, stream_lines
 
@@ -223,6 +224,7 @@ class GeminiAdapter(BaseLLMAdapter):
             output_tokens=usage.get("candidatesTokenCount") or self.count_tokens("".join(text)), model=model)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
+        texts = embedding_inputs(texts)
         model = self.config.embedding_model or "text-embedding-004"
         name = model if model.startswith("models/") else f"models/{model}"
         vectors = []
@@ -234,4 +236,4 @@ class GeminiAdapter(BaseLLMAdapter):
                 vectors.extend(row["values"] for row in data["embeddings"])
             except (KeyError, TypeError):
                 raise LLMError(f"malformed embeddings response: {str(data)[:200]}", retryable=True) from None
-        return vectors
+        return checked_vectors(vectors, len(texts))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
-from .base import LLMError, LLMResponse, LLMStreamChunk
+from .base import LLMError, LLMResponse, LLMStreamChunk, checked_vectors, embedding_inputs
 from .http import post_json
 from .openai_adapter import EMBED_BATCH, OpenAIAdapter
 from .prompt_tools import parse_tool_calls, render_call, render_tools_prompt
@@ -101,6 +101,7 @@ class OllamaAdapter(OpenAIAdapter):
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Vectors from ``/api/embed``. Raises EmbeddingsUnavailable (logged
         once per model) when the model has none, LLMError otherwise."""
+        texts = embedding_inputs(texts)
         model = self.config.embedding_model or self.config.model
         vectors = []
         for start in range(0, len(texts), EMBED_BATCH):
@@ -119,7 +120,4 @@ class OllamaAdapter(OpenAIAdapter):
                                     model, exc)
                 raise EmbeddingsUnavailable(f"{model} serves no embeddings: {exc}", status=exc.status) from None
             raise
-        vectors = data.get("embeddings") if isinstance(data, dict) else None
-        if not isinstance(vectors, list) or len(vectors) != len(texts):
-            raise LLMError(f"malformed embeddings response: {str(data)[:200]}", retryable=True)
-        return vectors
+        return checked_vectors(data.get("embeddings") if isinstance(data, dict) else None, len(texts))

@@ -16,7 +16,8 @@ import logging
 import re
 from collections.abc import Iterator
 
-from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, parse_tool_arguments
+from .base import (BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, checked_vectors, embedding_inputs,
+                   parse_tool_arguments)
 from .http import post_json, stream_lines
 
 _logger = logging.getLogger(__name__)
@@ -178,6 +179,7 @@ class OpenAIAdapter(BaseLLMAdapter):
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector per text, in order, requested EMBED_BATCH texts at a time."""
+        texts = embedding_inputs(texts)
         vectors = []
         for start in range(0, len(texts), EMBED_BATCH):
             body = {"model": self.config.embedding_model or self.config.model, "input": list(texts[start:start + EMBED_BATCH])}
@@ -187,7 +189,7 @@ class OpenAIAdapter(BaseLLMAdapter):
                 vectors.extend(row["embedding"] for row in rows)
             except (KeyError, TypeError, AttributeError):
                 raise LLMError(f"malformed embeddings response: {str(data)[:200]}", retryable=True) from None
-        return vectors
+        return checked_vectors(vectors, len(texts))
 
 
 def _text(content) -> str | None:

@@ -125,3 +125,13 @@ class TestLLMRobustness(AgenticCase):
         self.assertEqual(messages[1]["content"][0]["id"], "functions_t_0")
         self.assertEqual([b["type"] for b in messages[2]["content"]], ["tool_result", "text"])
         self.assertEqual(messages[2]["content"][0]["tool_use_id"], "functions_t_0")
+
+    def test_embedding_inputs_and_answers_are_checked(self):
+        adapter = self.adapter()
+        self.assertEqual(len(adapter.embed("one text")), 1)
+        self.assertEqual(len(adapter.embed([1, 2])), 2, "numbers are texts, not token ids")
+        self.assertEqual(adapter.embed([]), [])
+        from odoo.addons.agentic_ai.llm.base import checked_vectors
+        for vectors in ([[0.1]], [None, [1.0]], None):
+            with self.assertRaises(LLMError, msg=vectors):
+                checked_vectors(vectors, 2)
