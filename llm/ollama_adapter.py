@@ -85,9 +85,15 @@ class OllamaAdapter(OpenAIAdapter):
                     yield LLMStreamChunk(content=text[streamed:end], model=chunk.model)
                     streamed = end
                 held = cut >= 0
-        calls, _rest = parse_tool_calls(text)
+        calls, prose = parse_tool_calls(text)
+        model = final.model if final else self.config.model
         if not calls and len(text) > streamed:  # held back, but it was an answer after all
-            yield LLMStreamChunk(content=text[streamed:], model=final.model if final else self.config.model)
+            yield LLMStreamChunk(content=text[streamed:], model=model)
+        elif calls:  # the prose around the calls that was held back
+            sent = text[:streamed].lstrip()
+            tail = prose[len(sent):] if prose.startswith(sent) else ""
+            if tail.strip():
+                yield LLMStreamChunk(content=tail, model=model)
         final = final or LLMStreamChunk(finish_reason="stop")
         final.tool_calls = calls
         if calls and final.finish_reason == "stop":

@@ -135,3 +135,11 @@ class TestLLMRobustness(AgenticCase):
         for vectors in ([[0.1]], [None, [1.0]], None):
             with self.assertRaises(LLMError, msg=vectors):
                 checked_vectors(vectors, 2)
+
+    def test_prompt_protocol_stream_keeps_the_prose_around_calls(self):
+        from odoo.addons.agentic_ai.llm import OllamaAdapter
+        adapter = self.adapter(OllamaAdapter, supports_tool_calling=False)
+        self.script({"content": f"Using {{placeholder}} syntax here. <tool_call>{A}</tool_call>\nThen I will summarize."})
+        chunks = list(adapter.chat_completion_stream(MESSAGES, [{"name": "a", "description": "", "parameters": {}}]))
+        self.assertEqual("".join(c.content for c in chunks), "Using {placeholder} syntax here. \nThen I will summarize.")
+        self.assertEqual([c.name for c in chunks[-1].tool_calls], ["a"])
