@@ -7,7 +7,6 @@ state) and to the execution log."""
 from __future__ import annotations
 
 import json
-import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -20,8 +19,6 @@ from .executor import ExecutionResult, Executor
 from .observer import Observer
 from .safety import SafetyGuard
 from .text import clean_text
-
-_logger = logging.getLogger(__name__)
 
 ATTEMPTS_PER_PROVIDER = 2          # spec 000 §4.5
 MAX_MESSAGE_CHARS = 20000          # longest user message accepted
@@ -253,13 +250,8 @@ class AgentRuntime:
             for attempt in range(ATTEMPTS_PER_PROVIDER):
                 started = time.monotonic()
                 try:
-                    try:
-                        response = adapter.chat_completion(messages, schemas or None)
-                    except LLMError:
-                        raise
-                    except Exception as exc:  # noqa: BLE001 - an adapter bug on odd input counts as a failed call
-                        _logger.exception("LLM adapter %s failed", provider.provider_type)
-                        raise LLMError(f"unexpected {type(exc).__name__} reading the answer: {exc}", retryable=True) from None
+                    # Adapters raise LLMError only (llm.base wraps every adapter method).
+                    response = adapter.chat_completion(messages, schemas or None)
                 except LLMError as exc:
                     log.log("llm_call", thread=self.thread, provider_id=provider.id, llm_model=provider.default_model,
                             success=False, error_message=str(exc),

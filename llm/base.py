@@ -22,11 +22,14 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .tokenizer import count_tokens
+
+_logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ def _guarded(method):
     """Make ``method`` raise only LLMError: any other exception from reading
     an odd provider answer becomes a retryable LLMError naming it."""
     def convert(exc):
+        _logger.warning("%s.%s failed on the provider's answer", method.__qualname__.split(".")[0], method.__name__,
+                        exc_info=exc)
         return LLMError(f"unexpected {type(exc).__name__} reading the provider's answer: {str(exc)[:200]}",
                         retryable=True)
 

@@ -165,7 +165,7 @@ class TestHardening(AgenticCase):
         for raw in ({"choices": ["x"]}, {"choices": [{"message": "hello"}]},
                     {"choices": [{"message": {"content": "x", "tool_calls": {"a": 1}}}]}, [1, 2], "not json"):
             self.script({"raw": raw}, {"raw": raw}, {"content": "fallback answer"})
-            with mute_logger("odoo.addons.agentic_ai.engine.runtime"):
+            with mute_logger("odoo.addons.agentic_ai.llm.base"):
                 result = self.agent.run(self.new_thread().id, "hi")
             self.assertEqual(result.reply, "fallback answer", raw)
 

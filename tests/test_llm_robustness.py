@@ -5,6 +5,7 @@ import json
 
 from odoo.exceptions import ValidationError
 from odoo.tests import tagged
+from odoo.tools import mute_logger
 
 from odoo.addons.agentic_ai.llm import (AnthropicAdapter, GeminiAdapter, LLMError, OpenAIAdapter, ProviderConfig,
                                         parse_tool_arguments)
@@ -88,7 +89,7 @@ class TestLLMRobustness(AgenticCase):
                   "[" * 50000 + "]" * 50000]
         for body in bodies:
             self.script({"raw": body})
-            with self.assertRaises(LLMError, msg=str(body)[:60]):
+            with self.assertRaises(LLMError, msg=str(body)[:60]), mute_logger("odoo.addons.agentic_ai.llm.base"):
                 self.adapter(GeminiAdapter, "/v1beta").chat_completion(MESSAGES)
 
     def test_gemini_boolean_enums_and_thought_signatures_round_trip(self):
