@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 
 from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, parse_tool_arguments
-from .http import post_json, stream_lines
+from .http import post_json, sse_json_events, stream_lines
 
 API_VERSION = "2023-06-01"
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
@@ -132,14 +132,8 @@ class AnthropicAdapter(BaseLLMAdapter):
         body = self._body(messages, tools, True, **kwargs)
         blocks: dict[int, dict] = {}
         usage, stop_reason, model, stopped = {}, None, self.config.model, False
-        for line in stream_lines(self._url(), self._headers(), body, self.config.timeout):
-            if not line.startswith("data:"):
-                continue
-            try:
-                event = json.loads(line[5:])
-            except ValueError:
-                continue
-            kind = event.get("type") if isinstance(event, dict) else None
+        for event in sse_json_events(stream_lines(self._url(), self._headers(), body, self.config.timeout)):
+            kind = event.get("type")
             if kind == "error":
                 error = event.get("error") if isinstance(event.get("error"), dict) else {"type": "error", "message": event.get("error")}
                 raise LLMError(f"stream error: {error.get('type')}: {error.get('message')}",

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from .base import (BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, checked_vectors,
                    embedding_inputs)
 from .gemini_schema import coerce_arguments, to_gemini_parameters
-from .http import post_json, stream_lines
+from .http import post_json, sse_json_events, stream_lines
 
 EMBED_BATCH = 100  # texts per batchEmbedContents request (API limit)
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
@@ -192,15 +192,8 @@ class GeminiAdapter(BaseLLMAdapter):
         url = self._url(model, "streamGenerateContent") + "?alt=sse"
         calls, usage, text, candidate = [], {}, [], {}
         schemas = self._schemas(tools)
-        for line in stream_lines(url, self._headers(), self._body(messages, tools, **kwargs), self.config.timeout):
-            if not line.startswith("data:"):
-                continue
-            try:
-                event = json.loads(line[5:])
-            except ValueError:
-                continue
-            if not isinstance(event, dict):
-                continue
+        lines = stream_lines(url, self._headers(), self._body(messages, tools, **kwargs), self.config.timeout)
+        for event in sse_json_events(lines):
             usage = event.get("usageMetadata") if isinstance(event.get("usageMetadata"), dict) else usage
             if not event.get("candidates"):
                 if isinstance(event.get("promptFeedback"), dict) and event["promptFeedback"].get("blockReason"):

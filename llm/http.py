@@ -156,3 +156,17 @@ def stream_lines(url: str, headers: dict, body: dict, timeout: float) -> Iterato
                     yield line
     except (httpx.HTTPError, UnicodeError, TypeError, ValueError) as exc:
         raise _transport_error(exc, url, headers) from None
+
+
+def sse_json_events(lines: Iterator[str]) -> Iterator[dict]:
+    """The JSON objects of server-sent ``data:`` lines; other lines, and
+    data that is not a JSON object, are skipped."""
+    for line in lines:
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = json.loads(line[5:])
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(event, dict):
+            yield event
