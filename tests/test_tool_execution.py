@@ -260,3 +260,49 @@ class TestToolExecution(AgenticCase):
         long = observer.observe("t", ExecutionResult(True, "x" * 10000))
         self.assertLessEqual(len(long), MAX_CHARS + 120)
         self.assertIn("6000 more characters cut", long)
+
+    def _quotation(self, qty=2):
+        return self.env["sale.order"].with_user(self.salesperson).create({
+            "partner_id": self.env.ref("base.res_partner_12").id,
+            "order_line": [(0, 0, {"product_id": self.env.ref("product.product_product_8").id, "product_uom_qty": qty}),
+                           (0, 0, {"product_id": self.env.ref("product.product_product_12").id, "product_uom_qty": 1})]})
+
+    def test_confirm_sale_order_by_number(self):
+        order = self._quotation()
+        result = self.execute("confirm_sale_order", {"order": order.name})
+        self.assertTrue(result.success, result.error)
+        self.assertEqual(order.state, "sale")
+        self.assertEqual(result.data["state"], "sale")
+        if "picking_ids" in order._fields:
+            self.assertEqual([d["name"] for d in result.data["deliveries"]], order.picking_ids.mapped("name"))
+        again = self.execute("confirm_sale_order", {"order": order.id})
+        self.assertIn("not a quotation", again.error)
+
+    def test_apply_discount_changes_only_the_lines_asked_for(self):
+        order = self._quotation()
+        desk, other = order.order_line
+        total_before = order.amount_untaxed
+        result = self.execute("apply_discount", {"order": order.id, "discount": 10,
+                                                 "products": [self.env.ref("product.product_product_8").id]})
+        self.assertTrue(result.success, result.error)
+        self.assertEqual((desk.discount, other.discount), (10.0, 0.0))
+        self.assertAlmostEqual(order.amount_untaxed, total_before - desk.price_unit * desk.product_uom_qty * 0.10, places=2)
+        self.assertEqual(result.data["amount_untaxed"]["amount"], order.currency_id.round(order.amount_untaxed))
+        self.assertFalse(self.execute("apply_discount", {"order": order.id, "discount": 120}).success)
+
+    def test_create_lead_and_pipeline_summary(self):
+        if "crm.lead" not in self.env:
+            self.skipTest("crm not installed")
+        result = self.execute("create_lead", {"name": "40 desks for Azure", "partner": "Azure Interior",
+                                              "expected_revenue": 12000})
+        self.assertTrue(result.success, result.error)
+        lead = self.env["crm.lead"].browse(result.data["id"])
+        self.assertEqual((lead.type, lead.partner_id, lead.expected_revenue), ("opportunity", self.env.ref("base.res_partner_12"), 12000))
+        summary = self.execute("get_sales_pipeline_summary", {})
+        self.assertTrue(summary.success, summary.error)
+        # The user's own view of the pipeline: record rules apply (a salesperson sees their own leads).
+        leads = self.env["crm.lead"].with_user(self.salesperson).search([("type", "=", "opportunity")])
+        self.assertEqual(summary.data["total_count"], len(leads))
+        self.assertAlmostEqual(summary.data["total_expected_revenue"]["amount"], sum(leads.mapped("expected_revenue")), places=2)
+        stage = next(s for s in summary.data["stages"] if s["stage"] == lead.stage_id.name)
+        self.assertEqual(stage["count"], len(leads.filtered(lambda l: l.stage_id == lead.stage_id)))

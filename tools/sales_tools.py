@@ -96,3 +96,102 @@ def get_customer_history(env, partner, limit=5):
         "revenue_untaxed": money(revenue, company_currency),
         "recent_orders": [_order_summary(o) for o in orders[:clamp_limit(limit, 5)]],
     }
+
+
+def _find_order(env, order):
+    return find_record(env, "sale.order", order, label="sales order")
+
+
+@agent_tool
+def confirm_sale_order(env, order):
+    """Confirm a quotation (id or number such as S00012) with Odoo's own
+    ``action_confirm``: it becomes a sales order and, with Inventory, its
+    delivery is created. Returns the order summary and its deliveries."""
+    sale_order = _find_order(env, order)
+    if sale_order.state not in ("draft", "sent"):
+        raise ToolError(f"{sale_order.name} is not a quotation (state: {sale_order.state}); only quotations can be confirmed")
+    result = sale_order.action_confirm()
+    out = _order_summary(sale_order)
+    if isinstance(result, dict) and str(result.get("type", "")).startswith("ir.actions"):
+        out["needs_user_action"] = True
+        out["message"] = f"Odoo opened the dialog {result.get('name') or result.get('res_model')!r}: finish it in Odoo."
+    if "picking_ids" in sale_order._fields:
+        out["deliveries"] = [{"id": p.id, "name": p.name, "state": p.state} for p in sale_order.picking_ids]
+    return out
+
+
+@agent_tool
+def apply_discount(env, order, discount, products=None):
+    """Set a discount (percent, 0-100) on the lines of a quotation, all of
+    them or only those of ``products`` (ids or names); Odoo recomputes the
+    totals. Returns the order summary with the changed lines."""
+    sale_order = _find_order(env, order)
+    if sale_order.state not in ("draft", "sent"):
+        raise ToolError(f"{sale_order.name} is confirmed (state: {sale_order.state}); discounts change on quotations only")
+    try:
+        discount = float(discount)
+    except (TypeError, ValueError):
+        raise ToolError(f"discount must be a percentage, got {discount!r}") from None
+    if not 0 <= discount <= 100:
+        raise ToolError(f"discount is a percentage between 0 and 100, got {discount}")
+    lines = sale_order.order_line.filtered(lambda l: not l.display_type)
+    if products:
+        wanted = env["product.product"]
+        for product in products:
+            wanted |= find_record(env, "product.product", product, label="product")
+        lines = lines.filtered(lambda l: l.product_id in wanted)
+        if not lines:
+            raise ToolError(f"{sale_order.name} has no line for {', '.join(wanted.mapped('display_name'))}")
+    lines.write({"discount": discount})
+    out = _order_summary(sale_order)
+    out["changed_lines"] = [{"product": l.product_id.display_name, "discount": l.discount,
+                             "subtotal": money(l.price_subtotal, sale_order.currency_id)} for l in lines]
+    return out
+
+
+@agent_tool
+def create_lead(env, name, partner=None, email=None, phone=None, expected_revenue=None, type="opportunity",
+                description=None):
+    """Create a CRM lead or opportunity (``type``) with Odoo's defaults for
+    team, stage and salesperson. ``expected_revenue`` is in the company
+    currency. Returns id, name, type, stage and expected revenue."""
+    if type not in ("lead", "opportunity"):
+        raise ToolError("type must be 'lead' or 'opportunity'")
+    values = {"name": name, "type": type}
+    if partner:
+        values["partner_id"] = find_record(env, "res.partner", partner, label="customer").id
+    if email:
+        values["email_from"] = email
+    if phone:
+        values["phone"] = phone
+    if description:
+        values["description"] = description
+    if expected_revenue is not None:
+        try:
+            values["expected_revenue"] = float(expected_revenue)
+        except (TypeError, ValueError):
+            raise ToolError(f"expected_revenue must be a number, got {expected_revenue!r}") from None
+        if values["expected_revenue"] < 0:
+            raise ToolError("expected_revenue cannot be negative")
+    lead = env["crm.lead"].create(values)
+    return {"id": lead.id, "name": lead.name, "display_name": lead.display_name, "type": lead.type,
+            "stage": lead.stage_id.name, "salesperson": lead.user_id.name,
+            "expected_revenue": money(lead.expected_revenue, lead.company_currency), "created": True}
+
+
+@agent_tool
+def get_sales_pipeline_summary(env, team=None):
+    """Open opportunities by stage (optionally of one sales team, id or
+    name): count, expected revenue and probability-weighted revenue in the
+    company currency, plus totals."""
+    domain = [("type", "=", "opportunity"), ("active", "=", True)]
+    if team:
+        domain.append(("team_id", "=", find_record(env, "crm.team", team, label="sales team").id))
+    currency = env.company.currency_id
+    groups = env["crm.lead"]._read_group(domain, ["stage_id"], ["__count", "expected_revenue:sum", "prorated_revenue:sum"])
+    stages = [{"stage": stage.name or "(none)", "count": count, "expected_revenue": money(expected, currency),
+               "weighted_revenue": money(weighted, currency)}
+              for stage, count, expected, weighted in sorted(groups, key=lambda g: (g[0].sequence, g[0].id))]
+    return {"stages": stages, "total_count": sum(s["count"] for s in stages),
+            "total_expected_revenue": money(sum(g[2] for g in groups), currency),
+            "total_weighted_revenue": money(sum(g[3] for g in groups), currency)}
