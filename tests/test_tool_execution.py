@@ -306,3 +306,26 @@ class TestToolExecution(AgenticCase):
         self.assertAlmostEqual(summary.data["total_expected_revenue"]["amount"], sum(leads.mapped("expected_revenue")), places=2)
         stage = next(s for s in summary.data["stages"] if s["stage"] == lead.stage_id.name)
         self.assertEqual(stage["count"], len(leads.filtered(lambda l: l.stage_id == lead.stage_id)))
+
+    def test_purchase_order_created_approved_and_priced(self):
+        buyer = new_test_user(self.env, "agent_buyer", groups="base.group_user,purchase.group_purchase_manager")
+        vendor = self.env.ref("base.res_partner_1")
+        product = self.env.ref("product.product_product_12")
+        self.env["product.supplierinfo"].create({"partner_id": vendor.id, "product_tmpl_id": product.product_tmpl_id.id,
+                                                 "price": 77.0, "min_qty": 1})
+        created = self.execute("create_purchase_order", {"vendor": vendor.id, "lines": [{"product": product.id, "quantity": 5}]},
+                               user=buyer)
+        self.assertTrue(created.success, created.error)
+        order = self.env["purchase.order"].browse(created.data["id"])
+        self.assertEqual((order.state, order.order_line.product_qty, order.order_line.price_unit), ("draft", 5.0, 77.0))
+        approved = self.execute("approve_purchase_order", {"order": order.name}, user=buyer)
+        self.assertTrue(approved.success, approved.error)
+        self.assertEqual(order.state, "purchase")
+        if "picking_ids" in order._fields:
+            self.assertEqual([r["name"] for r in approved.data["receipts"]], order.picking_ids.mapped("name"))
+        pricing = self.execute("get_supplier_pricing", {"product": product.id, "vendor": vendor.id}, user=buyer)
+        self.assertTrue(pricing.success, pricing.error)
+        self.assertEqual([v["price"] for v in pricing.data["vendors"]],
+                         self.env["product.supplierinfo"].search([("partner_id", "=", vendor.id), ("product_tmpl_id", "=", product.product_tmpl_id.id)]).sorted("price").mapped("price"))
+        self.assertFalse(self.execute("create_purchase_order", {"vendor": vendor.id, "lines": [{"product": product.id, "quantity": -1}]},
+                                      user=buyer).success)

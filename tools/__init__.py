@@ -1,3 +1,4 @@
 from . import base_tool
 from . import orm_tool
 from . import sales_tools
+from . import purchase_tools

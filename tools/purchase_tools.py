@@ -1,0 +1,99 @@
+"""Purchase tools (spec 000 §5.2, Purchase). Odoo app: ``purchase``."""
+from __future__ import annotations
+
+from odoo import Command, fields
+
+from .base_tool import ToolError, agent_tool, find_record, money
+
+
+def _order_summary(order) -> dict:
+    currency = order.currency_id
+    return {
+        "id": order.id,
+        "name": order.name,
+        "state": order.state,
+        "vendor": {"id": order.partner_id.id, "name": order.partner_id.display_name},
+        "amount_untaxed": money(order.amount_untaxed, currency),
+        "amount_total": money(order.amount_total, currency),
+        "lines": [{"product": l.product_id.display_name, "quantity": l.product_qty, "uom": l.product_uom_id.name,
+                   "price_unit": l.price_unit, "subtotal": money(l.price_subtotal, currency)}
+                  for l in order.order_line if not l.display_type],
+    }
+
+
+@agent_tool
+def create_purchase_order(env, vendor, lines, date_planned=None):
+    """Create a draft request for quotation (``purchase.order``) for a
+    vendor (id or name) with ``lines`` = ``[{product, quantity,
+    price_unit?}]``; prices come from the vendor's pricelist
+    (``product.supplierinfo``) unless given. Returns the order summary."""
+    if not isinstance(lines, list) or not lines:
+        raise ToolError("lines must be a non-empty list of {product, quantity}")
+    partner = find_record(env, "res.partner", vendor, label="vendor")
+    commands = []
+    for index, line in enumerate(lines):
+        if not isinstance(line, dict):
+            raise ToolError(f"line {index + 1} must be an object with product and quantity")
+        product = find_record(env, "product.product", line.get("product"), label="product",
+                              domain=[("purchase_ok", "=", True)])
+        try:
+            quantity = float(line.get("quantity"))
+        except (TypeError, ValueError):
+            raise ToolError(f"line {index + 1}: quantity must be a number, got {line.get('quantity')!r}") from None
+        if quantity <= 0:
+            raise ToolError(f"line {index + 1}: quantity must be greater than 0, got {quantity:g}")
+        values = {"product_id": product.id, "product_qty": quantity}
+        if line.get("price_unit") is not None:
+            values["price_unit"] = float(line["price_unit"])
+        commands.append(Command.create(values))
+    order_values = {"partner_id": partner.id, "order_line": commands}
+    if date_planned:
+        try:
+            order_values["date_planned"] = fields.Datetime.to_datetime(date_planned)
+        except ValueError:
+            raise ToolError(f"date_planned must be a date as YYYY-MM-DD, got {date_planned!r}") from None
+    order = env["purchase.order"].create(order_values)
+    return {**_order_summary(order), "created": True}
+
+
+@agent_tool
+def approve_purchase_order(env, order):
+    """Confirm a request for quotation with Odoo's ``button_confirm``: it
+    becomes a purchase order, or waits for a manager's approval when the
+    company requires a second approval above an amount; an order already
+    waiting is approved with ``button_approve`` (Odoo checks the user may).
+    Returns the order summary, the state and the receipts created."""
+    purchase = find_record(env, "purchase.order", order, label="purchase order")
+    if purchase.state in ("draft", "sent"):
+        purchase.button_confirm()
+    elif purchase.state == "to approve":
+        purchase.button_approve()
+    else:
+        raise ToolError(f"{purchase.name} cannot be approved in state {purchase.state}")
+    out = _order_summary(purchase)
+    if purchase.state == "to approve":
+        out["message"] = "The order waits for a purchase manager's approval (company's double validation)."
+    if "picking_ids" in purchase._fields:
+        out["receipts"] = [{"id": p.id, "name": p.name, "state": p.state} for p in purchase.picking_ids]
+    return out
+
+
+@agent_tool
+def get_supplier_pricing(env, product, vendor=None):
+    """Vendor prices of a product (id or name), optionally of one vendor:
+    ``[{vendor, price, currency, min_qty, delay_days, valid_from, valid_to}]``
+    from ``product.supplierinfo``, cheapest first, plus the product's cost."""
+    record = find_record(env, "product.product", product, label="product")
+    domain = ["|", ("product_id", "=", record.id), "&", ("product_id", "=", False),
+              ("product_tmpl_id", "=", record.product_tmpl_id.id)]
+    if vendor:
+        domain.append(("partner_id", "=", find_record(env, "res.partner", vendor, label="vendor").id))
+    infos = env["product.supplierinfo"].search(domain).sorted(lambda i: (i.price, i.min_qty))
+    return {
+        "product": {"id": record.id, "name": record.display_name},
+        "cost": money(record.standard_price, env.company.currency_id),
+        "vendors": [{"vendor": i.partner_id.display_name, "vendor_id": i.partner_id.id, "price": i.price,
+                     "currency": i.currency_id.name, "min_qty": i.min_qty, "delay_days": i.delay,
+                     "valid_from": fields.Date.to_string(i.date_start) if i.date_start else None,
+                     "valid_to": fields.Date.to_string(i.date_end) if i.date_end else None} for i in infos],
+    }
