@@ -329,3 +329,25 @@ class TestToolExecution(AgenticCase):
                          self.env["product.supplierinfo"].search([("partner_id", "=", vendor.id), ("product_tmpl_id", "=", product.product_tmpl_id.id)]).sorted("price").mapped("price"))
         self.assertFalse(self.execute("create_purchase_order", {"vendor": vendor.id, "lines": [{"product": product.id, "quantity": -1}]},
                                       user=buyer).success)
+
+    def test_stock_levels_equal_quants_and_internal_transfer_moves_stock(self):
+        keeper = new_test_user(self.env, "agent_keeper", groups="base.group_user,stock.group_stock_manager,stock.group_stock_multi_locations")
+        product = self.env.ref("product.product_product_8")
+        stock = self.env.ref("stock.stock_location_stock")
+        shelf = self.env["stock.location"].create({"name": "Agent Shelf", "location_id": stock.id, "usage": "internal"})
+        self.env["stock.quant"]._update_available_quantity(product, stock, 10)
+        levels = self.execute("check_stock_levels", {"product": product.id}, user=keeper)
+        self.assertTrue(levels.success, levels.error)
+        quants = self.env["stock.quant"].search([("product_id", "=", product.id), ("location_id.usage", "=", "internal")])
+        self.assertAlmostEqual(levels.data["on_hand"], sum(quants.mapped("quantity")))
+        self.assertAlmostEqual(levels.data["on_hand"], product.qty_available)
+        moved = self.execute("create_internal_transfer", {"lines": [{"product": product.id, "quantity": 4}],
+                                                          "source_location": stock.id, "destination_location": shelf.complete_name,
+                                                          "validate": True}, user=keeper)
+        self.assertTrue(moved.success, moved.error)
+        picking = self.env["stock.picking"].browse(moved.data["id"])
+        self.assertEqual(picking.state, "done")
+        self.assertAlmostEqual(product.with_context(location=shelf.id).qty_available, 4)
+        same = self.execute("create_internal_transfer", {"lines": [{"product": product.id, "quantity": 1}],
+                                                         "source_location": stock.id, "destination_location": stock.id}, user=keeper)
+        self.assertIn("same", same.error)

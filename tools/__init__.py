@@ -2,3 +2,4 @@ from . import base_tool
 from . import orm_tool
 from . import sales_tools
 from . import purchase_tools
+from . import inventory_tools

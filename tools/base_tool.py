@@ -91,11 +91,18 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         raise ToolError(f"a {label} must be given as an id or a name, got {value!r}")
     name = value.strip()
     pattern = _escape_like(name)  # a name is text, never a LIKE pattern: % and _ match themselves
-    rec_name = model._rec_name or "display_name"
-    exact = model.search(domain + [(rec_name, "=ilike", pattern)], limit=6)
+    # The fields Odoo's own name search uses (e.g. a product's internal
+    # reference, a location's full name), else the record name.
+    name_fields = [f for f in (model._rec_names_search or [model._rec_name or "display_name"]) if f in model._fields] \
+        or ["display_name"]
+
+    def any_field(operator, value):
+        return ["|"] * (len(name_fields) - 1) + [(f, operator, value) for f in name_fields]
+
+    exact = model.search(domain + any_field("=ilike", pattern), limit=6)
     if len(exact) == 1:
         return exact
-    matches = exact or model.search(domain + [(rec_name, "ilike", pattern)], limit=6)
+    matches = exact or model.search(domain + any_field("ilike", pattern), limit=6)
     if len(matches) == 1:
         return matches
     if matches:
@@ -103,8 +110,8 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         raise ToolError(f"{len(matches)}{'+' if len(matches) > 5 else ''} {label} records match {name!r}: {listed}. "
                         f"Ask the user which one, or call again with the id.")
     words = [w for w in name.split() if len(w) > 2]
-    close = model.search(domain + ["|"] * (len(words) - 1) + [(rec_name, "ilike", _escape_like(w)) for w in words],
-                         limit=5) if words else model
+    terms = [(f, "ilike", _escape_like(w)) for w in words for f in name_fields]
+    close = model.search(domain + ["|"] * (len(terms) - 1) + terms, limit=5) if terms else model
     hint = f" Closest: {'; '.join(f'{r.display_name} (id {r.id})' for r in close)}." if close else ""
     raise ToolError(f"no {label} matches {name!r}.{hint}")
 

@@ -1,0 +1,91 @@
+"""Inventory tools (spec 000 §5.2, Inventory). Odoo app: ``stock``."""
+from __future__ import annotations
+
+from odoo import Command
+
+from .base_tool import ToolError, agent_tool, find_record
+
+
+def _location(env, value, label):
+    return find_record(env, "stock.location", value, label=label, domain=[("usage", "=", "internal")])
+
+
+@agent_tool
+def check_stock_levels(env, product, warehouse=None, location=None):
+    """Quantities of a product (id or name) in its unit of measure: on hand,
+    available (on hand not reserved), incoming, outgoing and forecast, for
+    the whole company or one warehouse or location (ids or names), plus the
+    on-hand quantity per internal location from ``stock.quant``."""
+    record = find_record(env, "product.product", product, label="product")
+    context = {}
+    quant_domain = [("product_id", "=", record.id), ("location_id.usage", "=", "internal")]
+    if warehouse:
+        wh = find_record(env, "stock.warehouse", warehouse, label="warehouse")
+        context["warehouse_id"] = wh.id
+        quant_domain.append(("warehouse_id", "=", wh.id))
+    if location:
+        loc = _location(env, location, "location")
+        context["location"] = loc.id
+        quant_domain.append(("location_id", "child_of", loc.id))
+    levels = record.with_context(**context)
+    quants = env["stock.quant"].search(quant_domain)
+    per_location = {}
+    for quant in quants:
+        per_location[quant.location_id.complete_name] = per_location.get(quant.location_id.complete_name, 0.0) + quant.quantity
+    return {
+        "product": {"id": record.id, "name": record.display_name, "uom": record.uom_id.name},
+        "on_hand": levels.qty_available,
+        "available": levels.free_qty,
+        "incoming": levels.incoming_qty,
+        "outgoing": levels.outgoing_qty,
+        "forecast": levels.virtual_available,
+        "by_location": [{"location": name, "quantity": qty} for name, qty in sorted(per_location.items())],
+    }
+
+
+@agent_tool
+def create_internal_transfer(env, lines, source_location, destination_location, validate=False):
+    """Move products between internal locations: a confirmed internal
+    transfer (``stock.picking``) from ``source_location`` to
+    ``destination_location`` (ids or full names such as WH/Stock/Shelf 1)
+    with ``lines`` = ``[{product, quantity}]``, reserved with Odoo's
+    ``action_assign``. With ``validate`` it is also validated by
+    ``button_validate``; when Odoo asks a question instead (e.g. a backorder
+    for missing stock) the transfer stays open and the answer says so."""
+    if not isinstance(lines, list) or not lines:
+        raise ToolError("lines must be a non-empty list of {product, quantity}")
+    source = _location(env, source_location, "source location")
+    destination = _location(env, destination_location, "destination location")
+    if source == destination:
+        raise ToolError("the source and destination locations are the same")
+    warehouse = source.warehouse_id or env["stock.warehouse"].search([("company_id", "=", env.company.id)], limit=1)
+    picking_type = warehouse.with_context(active_test=False).int_type_id
+    if not picking_type:
+        raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in Inventory settings)")
+    moves = []
+    for index, line in enumerate(lines):
+        product = find_record(env, "product.product", (line or {}).get("product"), label="product")
+        try:
+            quantity = float(line.get("quantity"))
+        except (TypeError, ValueError):
+            raise ToolError(f"line {index + 1}: quantity must be a number, got {line.get('quantity')!r}") from None
+        if quantity <= 0:
+            raise ToolError(f"line {index + 1}: quantity must be greater than 0, got {quantity:g}")
+        moves.append(Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": product.uom_id.id,
+                                     "location_id": source.id, "location_dest_id": destination.id}))
+    picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
+                                           "location_dest_id": destination.id, "move_ids": moves})
+    picking.action_confirm()
+    picking.action_assign()
+    out = {"id": picking.id, "name": picking.name, "created": True, "source": source.complete_name,
+           "destination": destination.complete_name}
+    if validate:
+        result = picking.button_validate()
+        if isinstance(result, dict) and str(result.get("type", "")).startswith("ir.actions"):
+            out["needs_user_action"] = True
+            out["message"] = (f"Odoo asks {result.get('name') or result.get('res_model')!r} before validating "
+                              f"{picking.name} (for instance a backorder for quantities not in stock): finish it in Odoo.")
+    out["state"] = picking.state
+    out["moves"] = [{"product": m.product_id.display_name, "quantity": m.product_uom_qty, "reserved": m.quantity,
+                     "state": m.state} for m in picking.move_ids]
+    return out
