@@ -351,3 +351,37 @@ class TestToolExecution(AgenticCase):
         same = self.execute("create_internal_transfer", {"lines": [{"product": product.id, "quantity": 1}],
                                                          "source_location": stock.id, "destination_location": stock.id}, user=keeper)
         self.assertIn("same", same.error)
+
+    def test_hr_tools_search_leave_within_and_beyond_allocation_attendance(self):
+        from datetime import date, datetime, timedelta
+        officer = new_test_user(self.env, "agent_hr", groups="base.group_user,hr.group_hr_user,hr_holidays.group_hr_holidays_user,hr_attendance.group_hr_attendance_manager")
+        found = self.execute("search_employees", {"query": "Abigail"}, user=officer)
+        self.assertTrue(found.success, found.error)
+        self.assertEqual([e["name"] for e in found.data["employees"]],
+                         self.env["hr.employee"].search(["|", "|", ("name", "ilike", "Abigail"), ("work_email", "ilike", "Abigail"),
+                                                         ("job_title", "ilike", "Abigail")], limit=20).mapped("name"))
+        employee = self.env["hr.employee"].create({"name": "Agent Tester", "company_id": self.env.company.id})
+        leave_type = self.env["hr.leave.type"].create({"name": "Agent Leave", "requires_allocation": True,
+                                                       "employee_requests": True, "leave_validation_type": "hr"})
+        allocation = self.env["hr.leave.allocation"].create({"employee_id": employee.id, "holiday_status_id": leave_type.id,
+                                                             "number_of_days": 3, "date_from": date.today().replace(month=1, day=1)})
+        allocation.action_approve()
+        monday = date.today() + timedelta(days=7 - date.today().weekday() + 7)
+        within = self.execute("create_leave_request", {"employee": employee.id, "leave_type": "Agent Leave",
+                                                       "date_from": str(monday), "date_to": str(monday + timedelta(days=1))}, user=officer)
+        self.assertTrue(within.success, within.error)
+        self.assertEqual(self.env["hr.leave"].browse(within.data["id"]).number_of_days, 2)
+        beyond = self.execute("create_leave_request", {"employee": employee.id, "leave_type": "Agent Leave",
+                                                       "date_from": str(monday + timedelta(days=7)), "date_to": str(monday + timedelta(days=11))},
+                              user=officer)
+        self.assertFalse(beyond.success)
+        self.assertIn("ValidationError", beyond.error, "Odoo's own message")
+        start = datetime.combine(monday - timedelta(days=14), datetime.min.time()) + timedelta(hours=8)
+        self.env["hr.attendance"].create([{"employee_id": employee.id, "check_in": start + timedelta(days=d),
+                                           "check_out": start + timedelta(days=d, hours=7.5)} for d in range(3)])
+        summary = self.execute("get_attendance_summary", {"employee": employee.id, "date_from": str(start.date()),
+                                                          "date_to": str(start.date() + timedelta(days=6))}, user=officer)
+        self.assertTrue(summary.success, summary.error)
+        attendances = self.env["hr.attendance"].search([("employee_id", "=", employee.id)])
+        self.assertAlmostEqual(summary.data["total_worked_hours"], round(sum(attendances.mapped("worked_hours")), 2))
+        self.assertFalse(self.execute("get_attendance_summary", {"date_from": "2026-13-01", "date_to": "2026-01-02"}, user=officer).success)
