@@ -385,3 +385,24 @@ class TestToolExecution(AgenticCase):
         attendances = self.env["hr.attendance"].search([("employee_id", "=", employee.id)])
         self.assertAlmostEqual(summary.data["total_worked_hours"], round(sum(attendances.mapped("worked_hours")), 2))
         self.assertFalse(self.execute("get_attendance_summary", {"date_from": "2026-13-01", "date_to": "2026-01-02"}, user=officer).success)
+
+    def test_manufacturing_order_availability_and_schedule(self):
+        planner = new_test_user(self.env, "agent_mrp", groups="base.group_user,mrp.group_mrp_manager,stock.group_stock_user")
+        bom = self.env.ref("mrp.mrp_bom_manufacture")
+        product = bom.product_tmpl_id.product_variant_id
+        created = self.execute("create_manufacturing_order", {"product": product.id, "quantity": 2}, user=planner)
+        self.assertTrue(created.success, created.error)
+        production = self.env["mrp.production"].browse(created.data["id"])
+        self.assertEqual((production.state, production.product_qty, production.bom_id), ("confirmed", 2.0, bom))
+        checked = self.execute("check_bom_availability", {"production": production.name}, user=planner)
+        self.assertTrue(checked.success, checked.error)
+        self.assertEqual(checked.data["components_availability_state"], production.components_availability_state)
+        self.assertEqual([c["forecast_available"] for c in checked.data["components"]],
+                         production.move_raw_ids.mapped("forecast_availability"))
+        by_product = self.execute("check_bom_availability", {"product": product.id, "quantity": 2}, user=planner)
+        self.assertTrue(by_product.success, by_product.error)
+        self.assertEqual(len(by_product.data["components"]), len(bom.bom_line_ids))
+        schedule = self.execute("get_production_schedule", {"state": "confirmed"}, user=planner)
+        self.assertIn(production.name, [o["name"] for o in schedule.data["orders"]])
+        self.assertEqual(schedule.data["total"], self.env["mrp.production"].search_count([("state", "=", "confirmed")]))
+        self.assertFalse(self.execute("create_manufacturing_order", {"product": "Azure Interior", "quantity": 1}, user=planner).success)

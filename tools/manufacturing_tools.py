@@ -1,0 +1,97 @@
+"""Manufacturing tools (spec 000 §5.2, Manufacturing). Odoo app: ``mrp``."""
+from __future__ import annotations
+
+from datetime import datetime, time
+
+from odoo import fields
+
+from .base_tool import ToolError, agent_tool, clamp_limit, find_record
+
+
+def _components(production) -> list[dict]:
+    """Each component move of an order with Odoo's own availability figures."""
+    return [{"product": move.product_id.display_name, "required": move.product_uom_qty, "uom": move.product_uom.name,
+             "reserved": move.quantity, "forecast_available": move.forecast_availability,
+             "available_now": move.product_id.with_context(location=move.location_id.id).free_qty}
+            for move in production.move_raw_ids]
+
+
+def _production_summary(production) -> dict:
+    return {"id": production.id, "name": production.name, "state": production.state,
+            "product": production.product_id.display_name, "quantity": production.product_qty,
+            "uom": production.product_uom_id.name, "bom": production.bom_id.display_name,
+            "date_start": fields.Datetime.to_string(production.date_start),
+            "components_availability": production.components_availability or "",
+            "components_availability_state": production.components_availability_state or ""}
+
+
+@agent_tool
+def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
+    """Create a manufacturing order for a product (id or name) with its bill
+    of materials (Odoo's ``_bom_find``, or ``bom`` by id/reference), and
+    confirm it with ``action_confirm`` unless ``confirm`` is false. Returns
+    the order, its state and each component's availability."""
+    record = find_record(env, "product.product", product, label="product")
+    try:
+        quantity = float(quantity)
+    except (TypeError, ValueError):
+        raise ToolError(f"quantity must be a number, got {quantity!r}") from None
+    if quantity <= 0:
+        raise ToolError(f"quantity must be greater than 0, got {quantity:g}")
+    if bom:
+        bill = find_record(env, "mrp.bom", bom, label="bill of materials")
+    else:
+        bill = env["mrp.bom"]._bom_find(record, company_id=env.company.id, bom_type="normal").get(record)
+    if not bill:
+        raise ToolError(f"{record.display_name} has no bill of materials to manufacture it with")
+    production = env["mrp.production"].create({"product_id": record.id, "product_qty": quantity, "bom_id": bill.id,
+                                               "product_uom_id": bill.product_uom_id.id})
+    if confirm:
+        production.action_confirm()
+    return {**_production_summary(production), "components": _components(production), "created": True}
+
+
+@agent_tool
+def check_bom_availability(env, production=None, product=None, quantity=1):
+    """Component availability, as Odoo computes it: for a manufacturing
+    order (id or reference such as WH/MO/00012) its own component status
+    and moves; for a product (id or name) the components its bill of
+    materials needs for ``quantity`` units against what is free in stock."""
+    if production:
+        order = find_record(env, "mrp.production", production, label="manufacturing order")
+        return {**_production_summary(order), "components": _components(order)}
+    if not product:
+        raise ToolError("give a manufacturing order or a product")
+    record = find_record(env, "product.product", product, label="product")
+    bill = env["mrp.bom"]._bom_find(record, company_id=env.company.id, bom_type="normal").get(record)
+    if not bill:
+        raise ToolError(f"{record.display_name} has no bill of materials")
+    factor = float(quantity) / (bill.product_qty or 1.0)
+    rows = []
+    for line in bill.bom_line_ids:
+        needed = line.product_uom_id._compute_quantity(line.product_qty * factor, line.product_id.uom_id)
+        free = line.product_id.free_qty
+        rows.append({"product": line.product_id.display_name, "required": needed, "uom": line.product_id.uom_id.name,
+                     "available_now": free, "missing": max(0.0, needed - free)})
+    return {"product": record.display_name, "quantity": float(quantity), "bom": bill.display_name,
+            "all_available": all(r["missing"] == 0 for r in rows), "components": rows}
+
+
+@agent_tool
+def get_production_schedule(env, date_from=None, date_to=None, state=None, limit=50):
+    """Manufacturing orders planned to start between two dates (YYYY-MM-DD,
+    inclusive; open ones when no date is given), optionally in one state
+    (draft, confirmed, progress, to_close, done, cancel), earliest first."""
+    domain = [("state", "=", state)] if state else [("state", "not in", ("done", "cancel"))]
+    for value, op, moment in ((date_from, ">=", time.min), (date_to, "<=", time.max)):
+        if value:
+            try:
+                day = fields.Date.to_date(value)
+            except ValueError:
+                day = None
+            if not day:
+                raise ToolError(f"dates must be YYYY-MM-DD, got {value!r}")
+            domain.append(("date_start", op, datetime.combine(day, moment)))
+    Production = env["mrp.production"]
+    orders = Production.search(domain, order="date_start, id", limit=clamp_limit(limit, 50))
+    return {"total": Production.search_count(domain), "orders": [_production_summary(o) for o in orders]}
