@@ -13,6 +13,8 @@ import importlib
 import re
 from collections.abc import Callable
 
+from odoo import fields
+
 TOOL_REGISTRY: dict[str, Callable] = {}
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the function-name rule of OpenAI, Gemini and Anthropic
 
@@ -118,6 +120,55 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
 
 def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def positive_number(value, what: str = "quantity") -> float:
+    """``value`` as a number greater than 0. Raises ToolError naming ``what``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ToolError(f"{what} must be a number, got {value!r}") from None
+    if not number > 0:  # also refuses NaN
+        raise ToolError(f"{what} must be greater than 0, got {value!r}")
+    return number
+
+
+def product_lines(env, lines, domain=None) -> list[tuple[dict, object, float]]:
+    """``[(line, product, quantity)]`` from a tool's ``lines`` argument
+    (``[{product, quantity, ...}]``, products by id or name within
+    ``domain``). Raises ToolError naming the faulty line."""
+    if not isinstance(lines, list) or not lines:
+        raise ToolError("lines must be a non-empty list of {product, quantity}")
+    parsed = []
+    for index, line in enumerate(lines):
+        if not isinstance(line, dict):
+            raise ToolError(f"line {index + 1} must be an object with product and quantity")
+        product = find_record(env, "product.product", line.get("product"), label="product", domain=domain)
+        parsed.append((line, product, positive_number(line.get("quantity"), f"line {index + 1}: quantity")))
+    return parsed
+
+
+def parse_date(value, what: str):
+    """``value`` (YYYY-MM-DD) as a date. Raises ToolError naming ``what``."""
+    try:
+        day = fields.Date.to_date(value)
+    except (TypeError, ValueError):
+        day = None
+    if not day:
+        raise ToolError(f"{what} must be a date as YYYY-MM-DD, got {value!r}")
+    return day
+
+
+def user_action_needed(result) -> dict:
+    """When an Odoo button answered with a dialog (a wizard action) instead
+    of finishing, ``{"needs_user_action": True, "action": ..., "message": ...}``
+    for the observation; else ``{}``. The agent never forces the choice."""
+    if not (isinstance(result, dict) and str(result.get("type", "")).startswith("ir.actions")):
+        return {}
+    name = result.get("name") or result.get("res_model")
+    return {"needs_user_action": True, "action": {"name": result.get("name"), "res_model": result.get("res_model")},
+            "message": f"Odoo answered with the dialog {name!r} (for instance a backorder or a missing-stock "
+                       "warning): the user must finish this step in Odoo."}
 
 
 def money(amount: float, currency) -> dict:

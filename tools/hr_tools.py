@@ -5,17 +5,7 @@ from datetime import datetime, time
 
 from odoo import fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, find_record
-
-
-def _date(value, label):
-    try:
-        day = fields.Date.to_date(value)
-    except (ValueError, TypeError):
-        day = None
-    if not day:
-        raise ToolError(f"{label} must be a date as YYYY-MM-DD, got {value!r}")
-    return day
+from .base_tool import ToolError, agent_tool, clamp_limit, find_record, parse_date
 
 
 @agent_tool
@@ -45,7 +35,7 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
     duration in days."""
     worker = find_record(env, "hr.employee", employee, label="employee")
     kind = find_record(env, "hr.leave.type", leave_type, label="time off type")
-    start, end = _date(date_from, "date_from"), _date(date_to, "date_to")
+    start, end = parse_date(date_from, "date_from"), parse_date(date_to, "date_to")
     if end < start:
         raise ToolError("date_to is before date_from")
     leave = env["hr.leave"].create({
@@ -62,7 +52,7 @@ def get_attendance_summary(env, date_from, date_to, employee=None):
     """Worked hours from ``hr.attendance`` between two dates (YYYY-MM-DD,
     inclusive, by check-in), per employee (or one employee, id or name):
     number of attendances and total worked hours."""
-    start, end = _date(date_from, "date_from"), _date(date_to, "date_to")
+    start, end = parse_date(date_from, "date_from"), parse_date(date_to, "date_to")
     if end < start:
         raise ToolError("date_to is before date_from")
     domain = [("check_in", ">=", datetime.combine(start, time.min)), ("check_in", "<=", datetime.combine(end, time.max))]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from odoo import Command
 
-from .base_tool import ToolError, agent_tool, find_record
+from .base_tool import ToolError, agent_tool, find_record, product_lines, user_action_needed
 
 
 def _location(env, value, label):
@@ -52,8 +52,6 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     ``action_assign``. With ``validate`` it is also validated by
     ``button_validate``; when Odoo asks a question instead (e.g. a backorder
     for missing stock) the transfer stays open and the answer says so."""
-    if not isinstance(lines, list) or not lines:
-        raise ToolError("lines must be a non-empty list of {product, quantity}")
     source = _location(env, source_location, "source location")
     destination = _location(env, destination_location, "destination location")
     if source == destination:
@@ -62,17 +60,9 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     picking_type = warehouse.with_context(active_test=False).int_type_id
     if not picking_type:
         raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in Inventory settings)")
-    moves = []
-    for index, line in enumerate(lines):
-        product = find_record(env, "product.product", (line or {}).get("product"), label="product")
-        try:
-            quantity = float(line.get("quantity"))
-        except (TypeError, ValueError):
-            raise ToolError(f"line {index + 1}: quantity must be a number, got {line.get('quantity')!r}") from None
-        if quantity <= 0:
-            raise ToolError(f"line {index + 1}: quantity must be greater than 0, got {quantity:g}")
-        moves.append(Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": product.uom_id.id,
-                                     "location_id": source.id, "location_dest_id": destination.id}))
+    moves = [Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": product.uom_id.id,
+                             "location_id": source.id, "location_dest_id": destination.id})
+             for _line, product, quantity in product_lines(env, lines)]
     picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
                                            "location_dest_id": destination.id, "move_ids": moves})
     picking.action_confirm()
@@ -80,11 +70,7 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     out = {"id": picking.id, "name": picking.name, "created": True, "source": source.complete_name,
            "destination": destination.complete_name}
     if validate:
-        result = picking.button_validate()
-        if isinstance(result, dict) and str(result.get("type", "")).startswith("ir.actions"):
-            out["needs_user_action"] = True
-            out["message"] = (f"Odoo asks {result.get('name') or result.get('res_model')!r} before validating "
-                              f"{picking.name} (for instance a backorder for quantities not in stock): finish it in Odoo.")
+        out.update(user_action_needed(picking.button_validate()))
     out["state"] = picking.state
     out["moves"] = [{"product": m.product_id.display_name, "quantity": m.product_uom_qty, "reserved": m.quantity,
                      "state": m.state} for m in picking.move_ids]

@@ -5,7 +5,7 @@ from datetime import datetime, time
 
 from odoo import fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, find_record
+from .base_tool import ToolError, agent_tool, clamp_limit, find_record, parse_date, positive_number
 
 
 def _components(production) -> list[dict]:
@@ -32,12 +32,7 @@ def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
     confirm it with ``action_confirm`` unless ``confirm`` is false. Returns
     the order, its state and each component's availability."""
     record = find_record(env, "product.product", product, label="product")
-    try:
-        quantity = float(quantity)
-    except (TypeError, ValueError):
-        raise ToolError(f"quantity must be a number, got {quantity!r}") from None
-    if quantity <= 0:
-        raise ToolError(f"quantity must be greater than 0, got {quantity:g}")
+    quantity = positive_number(quantity)
     if bom:
         bill = find_record(env, "mrp.bom", bom, label="bill of materials")
     else:
@@ -66,14 +61,15 @@ def check_bom_availability(env, production=None, product=None, quantity=1):
     bill = env["mrp.bom"]._bom_find(record, company_id=env.company.id, bom_type="normal").get(record)
     if not bill:
         raise ToolError(f"{record.display_name} has no bill of materials")
-    factor = float(quantity) / (bill.product_qty or 1.0)
+    quantity = positive_number(quantity)
+    factor = quantity / (bill.product_qty or 1.0)
     rows = []
     for line in bill.bom_line_ids:
         needed = line.product_uom_id._compute_quantity(line.product_qty * factor, line.product_id.uom_id)
         free = line.product_id.free_qty
         rows.append({"product": line.product_id.display_name, "required": needed, "uom": line.product_id.uom_id.name,
                      "available_now": free, "missing": max(0.0, needed - free)})
-    return {"product": record.display_name, "quantity": float(quantity), "bom": bill.display_name,
+    return {"product": record.display_name, "quantity": quantity, "bom": bill.display_name,
             "all_available": all(r["missing"] == 0 for r in rows), "components": rows}
 
 
@@ -83,15 +79,9 @@ def get_production_schedule(env, date_from=None, date_to=None, state=None, limit
     inclusive; open ones when no date is given), optionally in one state
     (draft, confirmed, progress, to_close, done, cancel), earliest first."""
     domain = [("state", "=", state)] if state else [("state", "not in", ("done", "cancel"))]
-    for value, op, moment in ((date_from, ">=", time.min), (date_to, "<=", time.max)):
+    for value, op, moment, what in ((date_from, ">=", time.min, "date_from"), (date_to, "<=", time.max, "date_to")):
         if value:
-            try:
-                day = fields.Date.to_date(value)
-            except ValueError:
-                day = None
-            if not day:
-                raise ToolError(f"dates must be YYYY-MM-DD, got {value!r}")
-            domain.append(("date_start", op, datetime.combine(day, moment)))
+            domain.append(("date_start", op, datetime.combine(parse_date(value, what), moment)))
     Production = env["mrp.production"]
     orders = Production.search(domain, order="date_start, id", limit=clamp_limit(limit, 50))
     return {"total": Production.search_count(domain), "orders": [_production_summary(o) for o in orders]}

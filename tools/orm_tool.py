@@ -8,7 +8,7 @@ from __future__ import annotations
 from odoo.exceptions import AccessError
 from odoo.fields import Domain
 
-from .base_tool import DEFAULT_LIMIT, ToolError, agent_tool, clamp_limit, get_model
+from .base_tool import DEFAULT_LIMIT, ToolError, agent_tool, clamp_limit, get_model, user_action_needed
 
 # Spec 000 §5.1, verbatim.
 ALLOWED_METHODS = {
@@ -207,11 +207,7 @@ def odoo_method_call(env, model, record_ids, method):
     out = {"model": model, "ids": records.ids, "method": called}
     if note:
         out["note"] = note
-    if isinstance(result, dict) and result.get("type", "").startswith("ir.actions"):
-        out["needs_user_action"] = True
-        out["action"] = {"name": result.get("name"), "res_model": result.get("res_model")}
-        out["message"] = (f"Odoo answered {method} with the dialog {result.get('name') or result.get('res_model')!r}: "
-                          "the user must finish this step in Odoo.")
+    out.update(user_action_needed(result))
     if "state" in records._fields:
         out["states"] = {r.id: r.state for r in records}
     return out

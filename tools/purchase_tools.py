@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import ToolError, agent_tool, find_record, money
+from .base_tool import ToolError, agent_tool, find_record, money, parse_date, product_lines
 
 
 def _order_summary(order) -> dict:
@@ -27,31 +27,16 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
     vendor (id or name) with ``lines`` = ``[{product, quantity,
     price_unit?}]``; prices come from the vendor's pricelist
     (``product.supplierinfo``) unless given. Returns the order summary."""
-    if not isinstance(lines, list) or not lines:
-        raise ToolError("lines must be a non-empty list of {product, quantity}")
     partner = find_record(env, "res.partner", vendor, label="vendor")
     commands = []
-    for index, line in enumerate(lines):
-        if not isinstance(line, dict):
-            raise ToolError(f"line {index + 1} must be an object with product and quantity")
-        product = find_record(env, "product.product", line.get("product"), label="product",
-                              domain=[("purchase_ok", "=", True)])
-        try:
-            quantity = float(line.get("quantity"))
-        except (TypeError, ValueError):
-            raise ToolError(f"line {index + 1}: quantity must be a number, got {line.get('quantity')!r}") from None
-        if quantity <= 0:
-            raise ToolError(f"line {index + 1}: quantity must be greater than 0, got {quantity:g}")
+    for line, product, quantity in product_lines(env, lines, [("purchase_ok", "=", True)]):
         values = {"product_id": product.id, "product_qty": quantity}
         if line.get("price_unit") is not None:
             values["price_unit"] = float(line["price_unit"])
         commands.append(Command.create(values))
     order_values = {"partner_id": partner.id, "order_line": commands}
     if date_planned:
-        try:
-            order_values["date_planned"] = fields.Datetime.to_datetime(date_planned)
-        except ValueError:
-            raise ToolError(f"date_planned must be a date as YYYY-MM-DD, got {date_planned!r}") from None
+        order_values["date_planned"] = fields.Datetime.to_datetime(parse_date(date_planned, "date_planned"))
     order = env["purchase.order"].create(order_values)
     return {**_order_summary(order), "created": True}
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, find_record, money
+from .base_tool import (ToolError, agent_tool, clamp_limit, find_record, money, parse_date, product_lines,
+                        user_action_needed)
 
 
 def _order_summary(order) -> dict:
@@ -19,32 +20,16 @@ def _order_summary(order) -> dict:
     }
 
 
-def _parse_quantity(value, index: int) -> float:
-    try:
-        quantity = float(value)
-    except (TypeError, ValueError):
-        raise ToolError(f"line {index + 1}: quantity must be a number, got {value!r}") from None
-    if quantity <= 0:
-        raise ToolError(f"line {index + 1}: quantity must be greater than 0, got {value!r}")
-    return quantity
-
-
 @agent_tool
 def create_quotation(env, partner, lines, note=None, validity_date=None):
     """Create a draft ``sale.order`` for ``partner`` (id or name) with
     ``lines`` = ``[{product, quantity, price_unit?, discount?}]``; Odoo's
     pricelist sets prices unless ``price_unit`` is given. Returns the order
     summary with its lines."""
-    if not isinstance(lines, list) or not lines:
-        raise ToolError("lines must be a non-empty list of {product, quantity}")
     customer = find_record(env, "res.partner", partner, label="customer")
     line_commands = []
-    for index, line in enumerate(lines):
-        if not isinstance(line, dict):
-            raise ToolError(f"line {index + 1} must be an object with product and quantity")
-        product = find_record(env, "product.product", line.get("product"), label="product",
-                              domain=[("sale_ok", "=", True)])
-        values = {"product_id": product.id, "product_uom_qty": _parse_quantity(line.get("quantity"), index)}
+    for index, (line, product, quantity) in enumerate(product_lines(env, lines, [("sale_ok", "=", True)])):
+        values = {"product_id": product.id, "product_uom_qty": quantity}
         if line.get("price_unit") is not None:
             values["price_unit"] = float(line["price_unit"])
         if line.get("discount") is not None:
@@ -57,10 +42,7 @@ def create_quotation(env, partner, lines, note=None, validity_date=None):
     if note:
         order_values["note"] = note
     if validity_date:
-        try:
-            order_values["validity_date"] = fields.Date.to_date(validity_date)
-        except ValueError:
-            raise ToolError(f"validity_date must be a date as YYYY-MM-DD, got {validity_date!r}") from None
+        order_values["validity_date"] = parse_date(validity_date, "validity_date")
     order = env["sale.order"].create(order_values)
     result = _order_summary(order)
     result["lines"] = [{
@@ -111,10 +93,7 @@ def confirm_sale_order(env, order):
     if sale_order.state not in ("draft", "sent"):
         raise ToolError(f"{sale_order.name} is not a quotation (state: {sale_order.state}); only quotations can be confirmed")
     result = sale_order.action_confirm()
-    out = _order_summary(sale_order)
-    if isinstance(result, dict) and str(result.get("type", "")).startswith("ir.actions"):
-        out["needs_user_action"] = True
-        out["message"] = f"Odoo opened the dialog {result.get('name') or result.get('res_model')!r}: finish it in Odoo."
+    out = {**_order_summary(sale_order), **user_action_needed(result)}
     if "picking_ids" in sale_order._fields:
         out["deliveries"] = [{"id": p.id, "name": p.name, "state": p.state} for p in sale_order.picking_ids]
     return out
