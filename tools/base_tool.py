@@ -171,6 +171,19 @@ def user_action_needed(result) -> dict:
                        "warning): the user must finish this step in Odoo."}
 
 
+def order_summary(order, partner_label: str) -> dict:
+    """``{id, name, state, <partner_label>: {id, name}, amount_untaxed,
+    amount_total}`` of a sales or purchase order, amounts with currency."""
+    return {
+        "id": order.id,
+        "name": order.name,
+        "state": order.state,
+        partner_label: {"id": order.partner_id.id, "name": order.partner_id.display_name},
+        "amount_untaxed": money(order.amount_untaxed, order.currency_id),
+        "amount_total": money(order.amount_total, order.currency_id),
+    }
+
+
 def money(amount: float, currency) -> dict:
     """``{"amount": 12.5, "currency": "EUR"}`` rounded by the currency."""
     return {"amount": currency.round(amount) if currency else round(amount, 2), "currency": currency.name if currency else ""}

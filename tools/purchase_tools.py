@@ -3,22 +3,15 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import ToolError, agent_tool, find_record, money, parse_date, product_lines
+from .base_tool import ToolError, agent_tool, find_record, money, order_summary, parse_date, product_lines
 
 
 def _order_summary(order) -> dict:
     currency = order.currency_id
-    return {
-        "id": order.id,
-        "name": order.name,
-        "state": order.state,
-        "vendor": {"id": order.partner_id.id, "name": order.partner_id.display_name},
-        "amount_untaxed": money(order.amount_untaxed, currency),
-        "amount_total": money(order.amount_total, currency),
-        "lines": [{"product": l.product_id.display_name, "quantity": l.product_qty, "uom": l.product_uom_id.name,
-                   "price_unit": l.price_unit, "subtotal": money(l.price_subtotal, currency)}
-                  for l in order.order_line if not l.display_type],
-    }
+    return {**order_summary(order, "vendor"), "lines": [
+        {"product": l.product_id.display_name, "quantity": l.product_qty, "uom": l.product_uom_id.name,
+         "price_unit": l.price_unit, "subtotal": money(l.price_subtotal, currency)}
+        for l in order.order_line if not l.display_type]}
 
 
 @agent_tool

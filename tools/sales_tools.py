@@ -3,21 +3,12 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import (ToolError, agent_tool, clamp_limit, find_record, money, parse_date, product_lines,
+from .base_tool import (ToolError, agent_tool, clamp_limit, find_record, money, order_summary, parse_date, product_lines,
                         user_action_needed)
 
 
 def _order_summary(order) -> dict:
-    currency = order.currency_id
-    return {
-        "id": order.id,
-        "name": order.name,
-        "state": order.state,
-        "customer": {"id": order.partner_id.id, "name": order.partner_id.display_name},
-        "date_order": fields.Datetime.to_string(order.date_order),
-        "amount_untaxed": money(order.amount_untaxed, currency),
-        "amount_total": money(order.amount_total, currency),
-    }
+    return {**order_summary(order, "customer"), "date_order": fields.Datetime.to_string(order.date_order)}
 
 
 @agent_tool
