@@ -7,3 +7,4 @@ from . import test_llm_providers
 from . import test_llm_robustness
 from . import test_security
 from . import test_tool_execution
+from . import test_tools_accounting

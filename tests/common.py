@@ -77,6 +77,16 @@ class AgenticCase(AgenticSetupMixin, TransactionCase):
         super().setUpClass()
         cls.setup_agentic()
 
+    def execute(self, name, params, user):
+        """Run the default tool ``name`` with ``params`` through the executor
+        pipeline as ``user``; returns the ExecutionResult."""
+        from odoo.addons.agentic_ai.engine.executor import Executor
+        from odoo.addons.agentic_ai.engine.safety import SafetyGuard
+        tool = self.env["agentic.ai.tool"].search([("name", "=", name)])
+        thread = self.new_thread(user=user)
+        agent = self.agent.with_user(user)
+        return Executor(agent, thread, SafetyGuard(agent)).execute(tool.with_user(user), params)
+
     def new_thread(self, agent=None, user=None):
         agent = agent or self.agent
         if user:

@@ -4,9 +4,7 @@ import json
 
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.agentic_ai.engine.executor import Executor
 from odoo.addons.agentic_ai.engine.observer import MAX_CHARS, Observer
-from odoo.addons.agentic_ai.engine.safety import SafetyGuard
 from odoo.addons.agentic_ai.tools.base_tool import MAX_LIMIT
 from odoo.addons.agentic_ai.tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call
 
@@ -26,10 +24,7 @@ class TestToolExecution(AgenticCase):
         return self.Tool.search([("name", "=", name)])
 
     def execute(self, name, params, user=None):
-        user = user or self.salesperson
-        thread = self.new_thread(user=user)
-        executor = Executor(self.agent.with_user(user), thread, SafetyGuard(self.agent.with_user(user)))
-        return executor.execute(self.tool(name).with_user(user), params)
+        return super().execute(name, params, user or self.salesperson)
 
     # ------------------------------------------------------------ tool model
     def test_every_default_tool_has_a_valid_schema_matching_its_function(self):

@@ -5,3 +5,5 @@ from . import purchase_tools
 from . import inventory_tools
 from . import hr_tools
 from . import manufacturing_tools
+from . import accounting_tools
+from . import report_tool

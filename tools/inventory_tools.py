@@ -1,9 +1,11 @@
 """Inventory tools (spec 000 §5.2, Inventory). Odoo app: ``stock``."""
 from __future__ import annotations
 
-from odoo import Command
+from datetime import datetime, time
 
-from .base_tool import ToolError, agent_tool, find_record, product_lines, user_action_needed
+from odoo import Command, fields
+
+from .base_tool import ToolError, agent_tool, clamp_limit, find_record, money, parse_date, product_lines, user_action_needed
 
 
 def _location(env, value, label):
@@ -75,3 +77,43 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     out["moves"] = [{"product": m.product_id.display_name, "quantity": m.product_uom_qty, "reserved": m.quantity,
                      "state": m.state} for m in picking.move_ids]
     return out
+
+
+@agent_tool
+def get_stock_valuation(env, product=None, category=None, warehouse=None, date=None, limit=20):
+    """Inventory value of storable products in stock, as Odoo's valuation
+    computes it (``product.product.total_value`` and ``avg_cost`` per the
+    product's cost method, standard, AVCO or FIFO), in the company currency,
+    for the company or one ``warehouse``, today or at the end of ``date``
+    (YYYY-MM-DD). Filter by ``product`` or ``category`` (ids or names).
+    Returns the total value and quantity of all matching products, the
+    ``limit`` most valuable ones, and the value per product category."""
+    domain = [("is_storable", "=", True)]
+    if product not in (None, ""):
+        domain.append(("id", "=", find_record(env, "product.product", product, label="product").id))
+    if category not in (None, ""):
+        domain.append(("categ_id", "child_of", find_record(env, "product.category", category, label="product category").id))
+    context = {}
+    if warehouse not in (None, ""):
+        context["warehouse_id"] = find_record(env, "stock.warehouse", warehouse, label="warehouse").id
+    if date:
+        context["to_date"] = fields.Datetime.to_string(datetime.combine(parse_date(date, "date"), time.max))
+    products = env["product.product"].with_context(**context).search(domain)
+    in_stock = products.filtered(lambda p: not p.uom_id.is_zero(p.qty_available))
+    currency = env.company.currency_id
+    by_category = {}
+    for record in in_stock:
+        by_category[record.categ_id.complete_name] = by_category.get(record.categ_id.complete_name, 0.0) + record.total_value
+    ranked = in_stock.sorted(lambda p: p.total_value, reverse=True)[:clamp_limit(limit)]
+    return {
+        "company": env.company.name,
+        "currency": currency.name,
+        "date": str(parse_date(date, "date")) if date else str(fields.Date.context_today(env["res.company"])),
+        "total_value": money(sum(in_stock.mapped("total_value")), currency),
+        "products_in_stock": len(in_stock),
+        "products": [{"id": p.id, "name": p.display_name, "quantity": p.qty_available, "uom": p.uom_id.name,
+                      "cost_method": p.cost_method, "average_cost": money(p.avg_cost, currency),
+                      "value": money(p.total_value, currency)} for p in ranked],
+        "by_category": [{"category": name, "value": money(value, currency)}
+                        for name, value in sorted(by_category.items(), key=lambda item: -item[1])],
+    }

@@ -1,0 +1,289 @@
+"""Accounting tools (spec 000 §5.2, Accounting). Odoo app: ``account``.
+
+Invoices are made the way a user makes them: from a sales order through
+Odoo's "Create Invoice" wizard (``sale.advance.payment.inv``), from a
+purchase order through ``action_create_invoice``, or as a draft
+``account.move`` with lines. Posting is ``action_post``; payments go through
+the "Register Payment" wizard (``account.payment.register``). Figures are
+read from posted journal items (``account.move.line``) of the current
+company, in the company currency.
+"""
+from __future__ import annotations
+
+from odoo import Command, fields
+
+from .base_tool import ToolError, agent_tool, find_record, money, parse_date, positive_number
+
+MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
+
+# The sections of a profit and loss statement, by Odoo account type
+# (``account.account.account_type``); income is credit, so its sign flips.
+PNL_SECTIONS = (
+    ("revenue", ("income",), -1),
+    ("cost_of_revenue", ("expense_direct_cost",), 1),
+    ("operating_expenses", ("expense", "expense_depreciation"), 1),
+    ("other_income", ("income_other",), -1),
+    ("other_expenses", ("expense_other",), 1),
+)
+
+
+def invoice_summary(move) -> dict:
+    """``{id, name, move_type, state, payment_state, partner, invoice_date,
+    invoice_date_due, amount_untaxed, amount_tax, amount_total,
+    amount_residual}`` of an ``account.move``, amounts in its currency."""
+    currency = move.currency_id
+    return {
+        "id": move.id,
+        "name": move.name if move.name != "/" else False,
+        "move_type": move.move_type,
+        "state": move.state,
+        "payment_state": move.payment_state,
+        "partner": {"id": move.partner_id.id, "name": move.partner_id.display_name},
+        "invoice_date": fields.Date.to_string(move.invoice_date),
+        "invoice_date_due": fields.Date.to_string(move.invoice_date_due),
+        "amount_untaxed": money(move.amount_untaxed, currency),
+        "amount_tax": money(move.amount_tax, currency),
+        "amount_total": money(move.amount_total, currency),
+        "amount_residual": money(move.amount_residual, currency),
+    }
+
+
+def _invoice(env, value):
+    return find_record(env, "account.move", value, label="invoice", domain=[("move_type", "in", MOVE_TYPES)])
+
+
+def _invoice_lines(env, lines):
+    """Odoo commands for ``[{product?, description?, quantity, price_unit?}]``:
+    a line needs a product (Odoo sets its price, taxes and account) or a
+    description with a price_unit."""
+    if not isinstance(lines, list) or not lines:
+        raise ToolError("lines must be a non-empty list of {product or description, quantity, price_unit?}")
+    commands = []
+    for index, line in enumerate(lines, start=1):
+        if not isinstance(line, dict):
+            raise ToolError(f"line {index} must be an object")
+        values = {"quantity": positive_number(line.get("quantity", 1), f"line {index}: quantity")}
+        if line.get("product") not in (None, ""):
+            values["product_id"] = find_record(env, "product.product", line["product"], label="product").id
+        elif not line.get("description") or line.get("price_unit") is None:
+            raise ToolError(f"line {index} needs a product, or a description with a price_unit")
+        if line.get("description"):
+            values["name"] = str(line["description"])
+        if line.get("price_unit") is not None:
+            try:
+                values["price_unit"] = float(line["price_unit"])
+            except (TypeError, ValueError):
+                raise ToolError(f"line {index}: price_unit must be a number, got {line['price_unit']!r}") from None
+        commands.append(Command.create(values))
+    return commands
+
+
+def _find_order(env, value):
+    """The confirmed sales or purchase order named by ``value`` (id or
+    number) among the order models installed and readable by the user."""
+    found, errors = [], []
+    for model_name in ("sale.order", "purchase.order"):
+        if model_name in env and env[model_name].has_access("read"):
+            try:
+                found.append(find_record(env, model_name, value, label=env[model_name]._description.lower()))
+            except ToolError as error:
+                errors.append(str(error))
+    if len(found) > 1:
+        raise ToolError(f"{value!r} names both {found[0].name} and {found[1].name}; give the order number")
+    if not found:
+        raise ToolError(" ".join(errors) or "no sales or purchase order you can read")
+    order = found[0]
+    if order.state not in ("sale", "purchase", "done"):
+        raise ToolError(f"{order.name} is not confirmed (state {order.state}); confirm it before invoicing")
+    return order
+
+
+def _invoices_from_order(env, order):
+    """New invoices of ``order``: a sales order through its Create Invoice
+    wizard (invoicing what Odoo's invoicing policy allows: delivered or
+    ordered quantities), a purchase order through its Create Bill button."""
+    before = order.invoice_ids
+    if order._name == "sale.order":
+        wizard = env["sale.advance.payment.inv"].with_context(active_model="sale.order", active_ids=order.ids).create(
+            {"advance_payment_method": "delivered", "sale_order_ids": [Command.set(order.ids)]})
+        wizard.create_invoices()
+    else:
+        order.action_create_invoice()
+    return order.invoice_ids - before
+
+
+@agent_tool
+def create_invoice(env, order=None, partner=None, lines=None, move_type="out_invoice", invoice_date=None, ref=None):
+    """Create draft invoices. With ``order`` (a sales or purchase order, id or
+    number) Odoo's own invoicing of that order is used; else a draft
+    ``account.move`` of ``move_type`` for ``partner`` with ``lines``.
+    Returns ``{invoices: [invoice_summary], order?}``."""
+    if move_type not in MOVE_TYPES:
+        raise ToolError(f"move_type must be one of {', '.join(MOVE_TYPES)}")
+    date = parse_date(invoice_date, "invoice_date") if invoice_date else None
+    if order not in (None, ""):
+        if partner or lines:
+            raise ToolError("give either an order, or a partner with lines, not both")
+        source = _find_order(env, order)
+        moves = _invoices_from_order(env, source)
+        if not moves:
+            raise ToolError(f"Odoo created no invoice for {source.name}")
+        if date or ref:
+            moves.write({**({"invoice_date": date} if date else {}), **({"ref": ref} if ref else {})})
+        return {"order": {"id": source.id, "name": source.name, "invoice_status": source.invoice_status},
+                "invoices": [invoice_summary(m) for m in moves], "created": True}
+    if partner in (None, ""):
+        raise ToolError("give an order to invoice, or a partner and lines")
+    customer = find_record(env, "res.partner", partner, label="partner")
+    values = {"move_type": move_type, "partner_id": customer.id, "invoice_line_ids": _invoice_lines(env, lines)}
+    if date:
+        values["invoice_date"] = date
+    if ref:
+        values["ref"] = ref
+    move = env["account.move"].with_context(default_move_type=move_type).create(values)
+    summary = invoice_summary(move)
+    summary["lines"] = [{"product": line.product_id.display_name or False, "description": line.name,
+                         "quantity": line.quantity, "price_unit": line.price_unit,
+                         "subtotal": money(line.price_subtotal, move.currency_id)} for line in move.invoice_line_ids]
+    return {"invoices": [summary], "created": True}
+
+
+@agent_tool
+def post_invoice(env, invoice):
+    """Post (validate) a draft invoice or bill (id, number or reference) with
+    ``action_post``; Odoo gives it its number and checks it. Returns the
+    invoice summary."""
+    move = _invoice(env, invoice)
+    if move.state != "draft":
+        raise ToolError(f"{move.name} is {move.state}, only a draft can be posted")
+    move.action_post()
+    return invoice_summary(move)
+
+
+@agent_tool
+def register_payment(env, invoice, amount=None, journal=None, payment_date=None, memo=None):
+    """Register a payment of a posted invoice or bill through Odoo's Register
+    Payment wizard: the amount due unless ``amount`` (invoice currency) is
+    given (a smaller amount leaves the rest open), in the default bank
+    journal unless ``journal`` (id or name). Returns the payments and the
+    invoice's new payment state."""
+    move = _invoice(env, invoice)
+    if move.state != "posted":
+        raise ToolError(f"{move.name or 'the invoice'} is {move.state}; post it before registering a payment")
+    if move.payment_state in ("paid", "in_payment", "reversed") or move.currency_id.is_zero(move.amount_residual):
+        raise ToolError(f"{move.name} has nothing left to pay (payment state {move.payment_state})")
+    values = {}
+    if amount not in (None, ""):
+        values["amount"] = positive_number(amount, "amount")
+    if journal not in (None, ""):
+        values["journal_id"] = find_record(env, "account.journal", journal, label="journal",
+                                           domain=[("type", "in", ("bank", "cash", "credit"))]).id
+    if payment_date:
+        values["payment_date"] = parse_date(payment_date, "payment_date")
+    if memo:
+        values["communication"] = str(memo)
+    before = move.matched_payment_ids
+    wizard = env["account.payment.register"].with_context(active_model="account.move", active_ids=move.ids).create(values)
+    wizard.action_create_payments()
+    payments = move.matched_payment_ids - before
+    return {
+        "invoice": invoice_summary(move),
+        "payments": [{"id": p.id, "name": p.name, "state": p.state, "journal": p.journal_id.name,
+                      "date": fields.Date.to_string(p.date), "amount": money(p.amount, p.currency_id)} for p in payments],
+    }
+
+
+def _period(env, date_from, date_to):
+    """``(date_from, date_to)``: the given dates, by default the company's
+    fiscal year up to today. Raises ToolError when they do not parse or are
+    reversed."""
+    end = parse_date(date_to, "date_to") if date_to else fields.Date.context_today(env["res.company"])
+    start = parse_date(date_from, "date_from") if date_from else env.company.compute_fiscalyear_dates(end)["date_from"]
+    if start > end:
+        raise ToolError(f"date_from {start} is after date_to {end}")
+    return start, end
+
+
+def _posted_lines_domain(env, date_from=None, date_to=None, before=None):
+    """Posted journal items of the current company, dated within
+    ``[date_from, date_to]`` or before ``before``."""
+    domain = [("parent_state", "=", "posted"), ("company_id", "=", env.company.id)]
+    if date_from:
+        domain.append(("date", ">=", date_from))
+    if date_to:
+        domain.append(("date", "<=", date_to))
+    if before:
+        domain.append(("date", "<", before))
+    return domain
+
+
+@agent_tool
+def get_account_balance(env, account=None, account_type=None, date_from=None, date_to=None):
+    """Balances of one account (id, code or name) or of all accounts of an
+    ``account_type`` from posted journal items of the current company, in
+    its currency: opening balance (before ``date_from``, for balance-sheet
+    accounts), debit, credit and net movement in the period, and ending
+    balance. Default period: the fiscal year to today."""
+    if bool(account not in (None, "")) == bool(account_type):
+        raise ToolError("give either an account (id, code or name) or an account_type")
+    Account = env["account.account"]
+    if account_type:
+        types = dict(Account._fields["account_type"].selection)
+        if account_type not in types:
+            raise ToolError(f"unknown account_type {account_type!r}; one of: {', '.join(types)}")
+        accounts = Account.search([("account_type", "=", account_type), ("company_ids", "in", env.company.id)])
+    else:
+        by_code = Account.search([("code", "=", str(account).strip()), ("company_ids", "in", env.company.id)], limit=1) \
+            if isinstance(account, str) else Account
+        accounts = by_code or find_record(env, "account.account", account, label="account",
+                                          domain=[("company_ids", "in", env.company.id)])
+    start, end = _period(env, date_from, date_to)
+    currency = env.company.currency_id
+    Line = env["account.move.line"]
+    period = dict(((acc, (debit, credit, balance)) for acc, debit, credit, balance in Line._read_group(
+        _posted_lines_domain(env, start, end) + [("account_id", "in", accounts.ids)],
+        ["account_id"], ["debit:sum", "credit:sum", "balance:sum"])))
+    opening = dict(Line._read_group(
+        _posted_lines_domain(env, before=start)
+        + [("account_id", "in", accounts.filtered("include_initial_balance").ids)],
+        ["account_id"], ["balance:sum"]))
+    rows = []
+    for acc in accounts.sorted("code"):
+        debit, credit, balance = period.get(acc, (0.0, 0.0, 0.0))
+        start_balance = opening.get(acc, 0.0)
+        rows.append({"id": acc.id, "code": acc.code, "name": acc.name, "account_type": acc.account_type,
+                     "opening_balance": money(start_balance, currency), "debit": money(debit, currency),
+                     "credit": money(credit, currency), "balance": money(balance, currency),
+                     "ending_balance": money(start_balance + balance, currency)})
+    total = {key: money(sum(row[key]["amount"] for row in rows), currency)
+             for key in ("opening_balance", "debit", "credit", "balance", "ending_balance")}
+    return {"company": env.company.name, "currency": currency.name, "date_from": str(start), "date_to": str(end),
+            "accounts": rows, "total": total}
+
+
+@agent_tool
+def get_profit_loss(env, date_from=None, date_to=None):
+    """Profit and loss of the current company from posted journal items, in
+    its currency: revenue, cost of revenue, gross profit, operating expenses
+    (incl. depreciation), operating income, other income and expenses, net
+    profit, each section with its accounts. Default period: the fiscal year
+    to today."""
+    start, end = _period(env, date_from, date_to)
+    currency = env.company.currency_id
+    by_account = env["account.move.line"]._read_group(
+        _posted_lines_domain(env, start, end) + [("account_id.account_type", "in", [t for _s, ts, _n in PNL_SECTIONS for t in ts])],
+        ["account_id"], ["balance:sum"])
+    sections, totals = {}, {}
+    for key, types, sign in PNL_SECTIONS:
+        accounts = sorted(((acc, sign * balance) for acc, balance in by_account if acc.account_type in types),
+                          key=lambda item: item[0].code or "")
+        totals[key] = sum(amount for _acc, amount in accounts)
+        sections[key] = {"total": money(totals[key], currency),
+                         "accounts": [{"code": acc.code, "name": acc.name, "amount": money(amount, currency)}
+                                      for acc, amount in accounts]}
+    gross = totals["revenue"] - totals["cost_of_revenue"]
+    operating = gross - totals["operating_expenses"]
+    net = operating + totals["other_income"] - totals["other_expenses"]
+    return {"company": env.company.name, "currency": currency.name, "date_from": str(start), "date_to": str(end),
+            **sections, "gross_profit": money(gross, currency), "operating_income": money(operating, currency),
+            "net_profit": money(net, currency)}
