@@ -80,7 +80,16 @@ class Turn:
     uses: int | None = 1
 
     def answer(self, request: dict) -> dict:
-        return self.reply(request) if callable(self.reply) else self.reply
+        """The reply; a reply function that fails answers HTTP 400 naming the
+        error, so the test shows why instead of a dropped connection."""
+        if not callable(self.reply):
+            return self.reply
+        try:
+            return self.reply(request)
+        except Exception as error:  # noqa: BLE001 - any bug in a test's reply function
+            last = (_messages(request) or [{}])[-1]
+            return {"status": 400, "error": f"scripted LLM: the reply function failed with {type(error).__name__}: "
+                                            f"{error}; the request ended with {json.dumps(last)[:300]}"}
 
 
 @dataclass
