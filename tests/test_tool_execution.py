@@ -232,6 +232,31 @@ class TestToolExecution(AgenticCase):
         self.assertIn("no customer matches", unknown.error)
         self.assertIn("Azure Interior", unknown.error, "closest names are listed")
 
+    def test_records_of_a_company_the_user_cannot_access_are_refused(self):
+        other = self.env["res.company"].create({"name": "Agent Other Company"})
+        secret = self.env["product.product"].create({"name": "Other Company Widget", "company_id": other.id, "sale_ok": True})
+        partner = self.env["res.partner"].create({"name": "Other Company Client", "company_id": other.id})
+        for params, message in [
+            ({"partner": "Azure Interior", "lines": [{"product": secret.id, "quantity": 1}]}, f"no product with id {secret.id} (or you cannot access it)"),
+            ({"partner": "Azure Interior", "lines": [{"product": secret.name, "quantity": 1}]}, "no product matches 'Other Company Widget'"),
+            ({"partner": partner.id, "lines": [{"product": "Office Chair Black", "quantity": 1}]}, "or you cannot access it"),
+        ]:
+            self.assertIn(message, self.execute("create_quotation", params).error)
+
+    def test_units_of_measure_on_lines(self):
+        chair = self.env.ref("product.product_product_12")
+        pack = self.env["uom.uom"].search([("name", "=", "Pack of 6")])
+        chair.product_tmpl_id.uom_ids = [(4, pack.id)]  # a packaging, as Odoo 19 allows on order lines
+        created = self.execute("create_quotation", {"partner": "Azure Interior", "lines": [{"product": chair.id, "quantity": 2, "uom": "pack of 6"}]})
+        self.assertTrue(created.success, created.error)
+        line = self.env["sale.order"].browse(created.data["id"]).order_line
+        self.assertEqual((line.product_uom_qty, line.product_uom_id), (2.0, pack))
+        self.assertAlmostEqual(line.price_unit, chair.lst_price * 6, msg="Odoo prices the pack")
+        wrong = self.execute("create_quotation", {"partner": "Azure Interior", "lines": [{"product": chair.id, "quantity": 1, "uom": "kg"}]})
+        self.assertIn("cannot be counted in kg; its units are: Units, Pack of 6", wrong.error)
+        unknown = self.execute("create_quotation", {"partner": "Azure Interior", "lines": [{"product": chair.id, "quantity": 1, "uom": "Parsecs"}]})
+        self.assertIn("no unit of measure matches 'Parsecs'", unknown.error)
+
     def test_get_customer_history(self):
         result = self.execute("get_customer_history", {"partner": "Azure Interior"})
         self.assertTrue(result.success, result.error)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from odoo import fields
 
@@ -133,18 +134,35 @@ def positive_number(value, what: str = "quantity") -> float:
     return number
 
 
-def product_lines(env, lines, domain=None) -> list[tuple[dict, object, float]]:
-    """``[(line, product, quantity)]`` from a tool's ``lines`` argument
-    (``[{product, quantity, ...}]``, products by id or name within
-    ``domain``). Raises ToolError naming the faulty line."""
+class ProductLine(NamedTuple):
+    """One parsed line of a tool's ``lines`` argument."""
+    line: dict       # the line as the model sent it
+    product: object  # product.product
+    quantity: float  # > 0, in ``uom``
+    uom: object      # uom.uom: the line's unit, by default the product's
+
+
+def product_lines(env, lines, domain=None) -> list[ProductLine]:
+    """Parsed ``lines`` of a tool (``[{product, quantity, uom?, ...}]``,
+    products by id or name within ``domain``, units by id or name among the
+    product's unit and packagings as Odoo 19 allows on order lines). Raises
+    ToolError naming the faulty line."""
     if not isinstance(lines, list) or not lines:
         raise ToolError("lines must be a non-empty list of {product, quantity}")
     parsed = []
-    for index, line in enumerate(lines):
+    for index, line in enumerate(lines, start=1):
         if not isinstance(line, dict):
-            raise ToolError(f"line {index + 1} must be an object with product and quantity")
+            raise ToolError(f"line {index} must be an object with product and quantity")
         product = find_record(env, "product.product", line.get("product"), label="product", domain=domain)
-        parsed.append((line, product, positive_number(line.get("quantity"), f"line {index + 1}: quantity")))
+        quantity = positive_number(line.get("quantity"), f"line {index}: quantity")
+        uom = product.uom_id
+        if line.get("uom") not in (None, ""):
+            allowed = product.uom_id | product.uom_ids
+            uom = find_record(env, "uom.uom", line["uom"], label="unit of measure")
+            if uom not in allowed:
+                raise ToolError(f"line {index}: {product.display_name} cannot be counted in {uom.name}; "
+                                f"its units are: {', '.join(allowed.mapped('name'))}")
+        parsed.append(ProductLine(line, product, quantity, uom))
     return parsed
 
 

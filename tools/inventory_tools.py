@@ -62,9 +62,9 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     picking_type = warehouse.with_context(active_test=False).int_type_id
     if not picking_type:
         raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in Inventory settings)")
-    moves = [Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": product.uom_id.id,
+    moves = [Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": uom.id,
                              "location_id": source.id, "location_dest_id": destination.id})
-             for _line, product, quantity in product_lines(env, lines)]
+             for _line, product, quantity, uom in product_lines(env, lines)]
     picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
                                            "location_dest_id": destination.id, "move_ids": moves})
     picking.action_confirm()

@@ -17,13 +17,15 @@ def _order_summary(order) -> dict:
 @agent_tool
 def create_purchase_order(env, vendor, lines, date_planned=None):
     """Create a draft request for quotation (``purchase.order``) for a
-    vendor (id or name) with ``lines`` = ``[{product, quantity,
+    vendor (id or name) with ``lines`` = ``[{product, quantity, uom?,
     price_unit?}]``; prices come from the vendor's pricelist
     (``product.supplierinfo``) unless given. Returns the order summary."""
     partner = find_record(env, "res.partner", vendor, label="vendor")
     commands = []
-    for line, product, quantity in product_lines(env, lines, [("purchase_ok", "=", True)]):
+    for line, product, quantity, uom in product_lines(env, lines, [("purchase_ok", "=", True)]):
         values = {"product_id": product.id, "product_qty": quantity}
+        if line.get("uom"):  # else Odoo takes the vendor's unit
+            values["product_uom_id"] = uom.id
         if line.get("price_unit") is not None:
             values["price_unit"] = float(line["price_unit"])
         commands.append(Command.create(values))

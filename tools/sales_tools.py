@@ -14,13 +14,15 @@ def _order_summary(order) -> dict:
 @agent_tool
 def create_quotation(env, partner, lines, note=None, validity_date=None):
     """Create a draft ``sale.order`` for ``partner`` (id or name) with
-    ``lines`` = ``[{product, quantity, price_unit?, discount?}]``; Odoo's
+    ``lines`` = ``[{product, quantity, uom?, price_unit?, discount?}]``; Odoo's
     pricelist sets prices unless ``price_unit`` is given. Returns the order
     summary with its lines."""
     customer = find_record(env, "res.partner", partner, label="customer")
     line_commands = []
-    for index, (line, product, quantity) in enumerate(product_lines(env, lines, [("sale_ok", "=", True)])):
+    for index, (line, product, quantity, uom) in enumerate(product_lines(env, lines, [("sale_ok", "=", True)])):
         values = {"product_id": product.id, "product_uom_qty": quantity}
+        if line.get("uom"):
+            values["product_uom_id"] = uom.id
         if line.get("price_unit") is not None:
             values["price_unit"] = float(line["price_unit"])
         if line.get("discount") is not None:
