@@ -41,6 +41,25 @@ class TestToolExecution(AgenticCase):
             self.assertEqual(set(schema.get("required", [])), required, tool.name)
             self.assertGreater(len(tool.description), 80, f"{tool.name} needs a description written for a model")
 
+    def test_spec_catalogue_names_and_risk_levels(self):
+        """Spec 000 §5.1 and §5.2: every tool, with the spec's risk level."""
+        spec = {
+            "odoo_search_read": "low", "odoo_create": "medium", "odoo_write": "medium", "odoo_unlink": "high",
+            "odoo_method_call": "variable",
+            "create_quotation": "medium", "confirm_sale_order": "high", "get_customer_history": "low",
+            "get_sales_pipeline_summary": "low", "create_lead": "medium", "apply_discount": "medium",
+            "create_purchase_order": "medium", "approve_purchase_order": "high", "get_supplier_pricing": "low",
+            "check_stock_levels": "low", "create_internal_transfer": "high", "get_stock_valuation": "low",
+            "create_invoice": "medium", "post_invoice": "high", "register_payment": "high",
+            "get_account_balance": "low", "get_profit_loss": "low",
+            "search_employees": "low", "create_leave_request": "medium", "get_attendance_summary": "low",
+            "create_manufacturing_order": "medium", "check_bom_availability": "low", "get_production_schedule": "low",
+            "generate_summary_report": "low",
+        }
+        tools = self.Tool.search([("name", "in", list(spec))])
+        self.assertEqual({t.name: t.risk_level for t in tools}, spec)
+        self.assertLessEqual(tools, self.agent.tool_ids, "the default agent has every tool")
+
     def test_to_llm_schema_shape(self):
         schema = self.tool("odoo_search_read").to_llm_schema()
         self.assertEqual(set(schema), {"name", "description", "parameters"})
