@@ -9,3 +9,4 @@ from . import test_security
 from . import test_tool_execution
 from . import test_tools_accounting
 from . import test_business_flows
+from . import test_tool_dialogs
