@@ -96,6 +96,9 @@ class TestToolExecution(AgenticCase):
         names = self.agent._get_available_tools().mapped("name")
         self.assertNotIn("needs_app", names)
         self.assertIn("create_quotation", names)
+        called = self.execute("needs_app", {})
+        self.assertFalse(called.success)
+        self.assertIn("needs_app is not available here: it needs the not_an_installed_app app installed", called.error)
 
     def test_sanitize_drops_undeclared_parameters(self):
         tool = self.tool("odoo_search_read")
