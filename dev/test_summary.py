@@ -14,8 +14,9 @@ RESULT_RE = re.compile(r"odoo\.tests\.result: (\d+) failed, (\d+) error\(s\) of 
 RECORD_RE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \d+ (\w+) ")
 
 
-def main(path, odoo_rc):
-    text = open(path, encoding="utf-8", errors="replace").read()
+def read_records(text):
+    """The log records of an Odoo log ``text`` as ``[level, text]`` pairs, a
+    record's continuation lines (tracebacks) joined to it."""
     records, current = [], None
     for line in text.splitlines():
         match = RECORD_RE.match(line)
@@ -24,6 +25,12 @@ def main(path, odoo_rc):
             records.append(current)
         elif current is not None:
             current[1] += "\n" + line
+    return records
+
+
+def main(path, odoo_rc):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    records = read_records(text)
     failed = errors = total = 0
     for match in RESULT_RE.finditer(text):
         failed, errors, total = (int(g) for g in match.groups())

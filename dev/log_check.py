@@ -1,0 +1,32 @@
+"""Check the Odoo log of one step of dev/app_subsets.sh.
+
+Usage: log_check.py LOGFILE. A record at level ERROR or CRITICAL, or a
+WARNING about agentic_ai (logged by it, or by Odoo naming its module or
+models, e.g. a model without access rules), fails the step: it is printed
+and the exit code is 1. Odoo's other warnings are printed as ``ignored:``
+and do not fail the step.
+"""
+import re
+import sys
+
+from test_summary import read_records
+
+# Our logger, models, XML ids and files; not Odoo's own files, which live in
+# the set-up's cache folder ~/.cache/agentic_ai/odoo-19.0.
+OURS_RE = re.compile(r"agentic[._]ai(?!/odoo-19)")
+
+
+def main(path):
+    failed = False
+    for level, text in read_records(open(path, encoding="utf-8", errors="replace").read()):
+        text = text[:4000].replace("\n", "\n    ")
+        if level in ("ERROR", "CRITICAL") or (level == "WARNING" and OURS_RE.search(text)):
+            print(f"    {text}")
+            failed = True
+        elif level == "WARNING":
+            print(f"    ignored: {text}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
