@@ -1,0 +1,108 @@
+"""Fed to `odoo shell` by dev/app_subsets.sh, on a database where agentic_ai
+has just been installed next to some subset of Odoo's apps.
+
+Checks that a tool whose app is not installed is neither offered nor
+callable (issue 4, point 4): every tool that names a ``required_module`` is
+available exactly when that module is installed; the default agent offers
+none of a missing app; the executor refuses each of them; and the offered
+tools of the installed apps run. Prints what it finds, then
+``offered=N hidden=M``; exits non-zero on any problem. The calls' rows
+(thread, execution logs, a quotation) are committed, so that the uninstall
+step that follows meets a module that has been used.
+"""
+from odoo.addons.agentic_ai.engine.executor import Executor
+from odoo.addons.agentic_ai.engine.safety import SafetyGuard
+
+problems = []
+installed = set(env["ir.module.module"].search([("state", "=", "installed")]).mapped("name"))
+# The agent's tools run as the requesting user: here the administrator.
+admin = env.ref("base.user_admin")
+agent = env.ref("agentic_ai.agent_general_assistant").with_user(admin)
+user_env = agent._get_execution_env()
+thread = env["agentic.ai.thread"].with_user(admin).create({"agent_id": agent.id, "name": "App subsets check"})
+executor = Executor(agent, thread, SafetyGuard(agent))
+
+
+def sample(schema):
+    """A value that satisfies ``schema`` (the first of its types or enum; a
+    date for strings), so that a call is refused for its app, not for its
+    arguments."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type", "string")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        return {key: sample(schema["properties"][key]) for key in schema.get("required", [])}
+    if kind == "array":
+        return [sample(schema.get("items", {}))] * schema.get("minItems", 0)
+    return {"string": "2026-01-05", "integer": 1, "number": 1, "boolean": False}[kind]
+
+
+# 1. availability follows the installed modules
+app_tools = env["agentic.ai.tool"].search([("required_module", "!=", False)])
+for tool in app_tools:
+    app_installed = tool.required_module in installed
+    if tool._is_available(user_env) != app_installed:
+        problems.append(f"{tool.name}: available={not app_installed} while {tool.required_module} is "
+                        f"{'installed' if app_installed else 'not installed'}")
+
+# 2. the agent offers exactly the tools of installed apps
+offered = agent._get_available_tools()
+hidden = agent.tool_ids - offered
+for tool in offered:
+    if tool.required_module and tool.required_module not in installed:
+        problems.append(f"{tool.name} is offered but {tool.required_module} is not installed")
+for tool in hidden:
+    if not tool.required_module or tool.required_module in installed:
+        problems.append(f"{tool.name} is hidden although its app ({tool.required_module or 'none'}) is installed")
+
+# 3. a tool of a missing app cannot be called: the executor refuses it, with
+# an error that names the app and says it is missing
+for tool in app_tools.filtered(lambda t: t.required_module not in installed):
+    params = sample(tool._get_schema())
+    if tool._validate_params(params):
+        problems.append(f"{tool.name}: the check built invalid arguments {params}: {tool._validate_params(params)}")
+        continue
+    result = executor.execute(tool.with_user(admin), params, confirmed=True)
+    print(f"missing app {tool.required_module}: {tool.name}{params} -> success={result.success}, error={result.error!r}")
+    if result.success:
+        problems.append(f"{tool.name} ran although {tool.required_module} is not installed: {result.data!r}")
+    elif tool.required_module not in (result.error or "") or not any(
+            words in result.error.lower() for words in ("not installed", "not available")):
+        problems.append(f"{tool.name}: the error does not say that {tool.required_module} is not installed: "
+                        f"{result.error!r}")
+
+# 4. the tools of installed apps run
+# (the calls of the tools of missing apps are listed too, never made)
+customer = env.ref("base.res_partner_2").id
+product = env["product.product"].search([("sale_ok", "=", True)], limit=1).id if "product.product" in env else None
+smoke_calls = {
+    "odoo_search_read": {"model": "res.partner", "fields": ["name"], "limit": 3},
+    "get_customer_history": {"partner": customer},
+    "create_quotation": {"partner": customer, "lines": [{"product": product, "quantity": 2}]},
+    "get_sales_pipeline_summary": {},
+    "get_supplier_pricing": {"product": product},
+    "check_stock_levels": {"product": product},
+    "search_employees": {"limit": 3},
+    "get_attendance_summary": {"date_from": "2020-01-01", "date_to": "2030-12-31"},
+    "get_production_schedule": {},
+}
+ran = []
+for tool in offered.filtered(lambda t: t.name in smoke_calls):
+    result = executor.execute(tool.with_user(admin), smoke_calls[tool.name])
+    print(f"installed: {tool.name} -> success={result.success}, error={result.error!r}")
+    if result.success:
+        ran.append(tool.name)
+    else:
+        problems.append(f"{tool.name} failed although its app is installed: {result.error}")
+if "odoo_search_read" not in ran:
+    problems.append("odoo_search_read on res.partner did not run")
+if "sale" in installed and "create_quotation" not in ran:
+    problems.append("create_quotation did not run although sale is installed")
+
+for problem in problems:
+    print("PROBLEM:", problem)
+print(f"offered={len(offered)} hidden={len(hidden)} ran={','.join(ran)}")
+if problems:
+    raise SystemExit(1)
+env.cr.commit()
