@@ -1,4 +1,5 @@
 import json
+import math
 
 import jsonschema
 
@@ -144,6 +145,7 @@ class AgenticAiTool(models.Model):
                               + (f" (in {where})" if where else ""))
             else:
                 errors.append(f"{where or 'arguments'}: {error.message}")
+        errors += [f"{where}: numbers must be finite, got {value}" for where, value in _non_finite(params)]
         return errors
 
     def _sanitize_params(self, params):
@@ -197,3 +199,14 @@ class AgenticAiTool(models.Model):
             safe_eval(self.sudo().python_code, local, mode="exec", filename=f"agentic_ai.tool.{self.name}")
             return local.get("result")
         raise ToolError(f"unknown tool type {self.tool_type}")
+
+
+def _non_finite(value, where="arguments"):
+    """``[(path, number)]`` of the NaN and infinite numbers in ``value``:
+    Python's JSON reader accepts ``NaN`` and ``Infinity`` and JSON Schema's
+    bounds do not refuse NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [(where, value)]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [found for key, item in items
+            for found in _non_finite(item, f"{key}" if where == "arguments" else f"{where}.{key}")]

@@ -10,3 +10,4 @@ from . import test_tool_execution
 from . import test_tools_accounting
 from . import test_business_flows
 from . import test_tool_dialogs
+from . import test_tool_hardening

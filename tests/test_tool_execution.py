@@ -275,9 +275,10 @@ class TestToolExecution(AgenticCase):
         self.assertEqual((line.product_uom_qty, line.product_uom_id), (2.0, pack))
         self.assertAlmostEqual(line.price_unit, chair.lst_price * 6, msg="Odoo prices the pack")
         wrong = self.execute("create_quotation", {"partner": "Azure Interior", "lines": [{"product": chair.id, "quantity": 1, "uom": "kg"}]})
-        self.assertIn("cannot be counted in kg; its units are: Units, Pack of 6", wrong.error)
+        self.assertIn(f"'kg' is not a unit of {chair.display_name}; its units are: Units (id", wrong.error)
+        self.assertIn(f"Pack of 6 (id {pack.id})", wrong.error)
         unknown = self.execute("create_quotation", {"partner": "Azure Interior", "lines": [{"product": chair.id, "quantity": 1, "uom": "Parsecs"}]})
-        self.assertIn("no unit of measure matches 'Parsecs'", unknown.error)
+        self.assertIn("'Parsecs' is not a unit of", unknown.error)
 
     def test_get_customer_history(self):
         result = self.execute("get_customer_history", {"partner": "Azure Interior"})

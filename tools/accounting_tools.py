@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import ToolError, agent_tool, find_record, money, parse_date, positive_number
+from odoo.tools import float_is_zero
+
+from .base_tool import ToolError, agent_tool, finite_number, find_record, money, parse_date, positive_number
 
 MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
 
@@ -62,18 +64,18 @@ def _invoice_lines(env, lines):
     for index, line in enumerate(lines, start=1):
         if not isinstance(line, dict):
             raise ToolError(f"line {index} must be an object")
-        values = {"quantity": positive_number(line.get("quantity", 1), f"line {index}: quantity")}
+        quantity = positive_number(line.get("quantity", 1), f"line {index}: quantity")
+        values = {"quantity": quantity}
         if line.get("product") not in (None, ""):
             values["product_id"] = find_record(env, "product.product", line["product"], label="product").id
         elif not line.get("description") or line.get("price_unit") is None:
             raise ToolError(f"line {index} needs a product, or a description with a price_unit")
+        if float_is_zero(quantity, precision_digits=env["decimal.precision"].precision_get("Product Unit")):
+            raise ToolError(f"line {index}: quantity {quantity:g} rounds to 0")
         if line.get("description"):
             values["name"] = str(line["description"])
         if line.get("price_unit") is not None:
-            try:
-                values["price_unit"] = float(line["price_unit"])
-            except (TypeError, ValueError):
-                raise ToolError(f"line {index}: price_unit must be a number, got {line['price_unit']!r}") from None
+            values["price_unit"] = finite_number(line["price_unit"], f"line {index}: price_unit")
         commands.append(Command.create(values))
     return commands
 
@@ -81,18 +83,24 @@ def _invoice_lines(env, lines):
 def _find_order(env, value):
     """The confirmed sales or purchase order named by ``value`` (id or
     number) among the order models installed and readable by the user."""
+    models = [env[name] for name in ("sale.order", "purchase.order") if name in env and env[name].has_access("read")]
+    exact = [order for model in models if isinstance(value, str) for order in model.search([("name", "=", value.strip())])]
+    if len(exact) == 1:  # an order number wins over a reference or an id
+        return _confirmed(exact[0])
     found, errors = [], []
-    for model_name in ("sale.order", "purchase.order"):
-        if model_name in env and env[model_name].has_access("read"):
-            try:
-                found.append(find_record(env, model_name, value, label=env[model_name]._description.lower()))
-            except ToolError as error:
-                errors.append(str(error))
+    for model in models:
+        try:
+            found.append(find_record(env, model._name, value, label=model._description.lower()))
+        except ToolError as error:
+            errors.append(str(error))
     if len(found) > 1:
         raise ToolError(f"{value!r} names both {found[0].name} and {found[1].name}; give the order number")
     if not found:
         raise ToolError(" ".join(errors) or "no sales or purchase order you can read")
-    order = found[0]
+    return _confirmed(found[0])
+
+
+def _confirmed(order):
     if order.state not in ("sale", "purchase", "done"):
         raise ToolError(f"{order.name} is not confirmed (state {order.state}); confirm it before invoicing")
     return order
@@ -168,16 +176,28 @@ def register_payment(env, invoice, amount=None, journal=None, payment_date=None,
     journal unless ``journal`` (id or name). Returns the payments and the
     invoice's new payment state."""
     move = _invoice(env, invoice)
+    if move.state == "cancel":
+        raise ToolError(f"{move.name or 'the invoice'} is cancelled; there is nothing to pay")
     if move.state != "posted":
-        raise ToolError(f"{move.name or 'the invoice'} is {move.state}; post it before registering a payment")
-    if move.payment_state in ("paid", "in_payment", "reversed") or move.currency_id.is_zero(move.amount_residual):
+        raise ToolError(f"{move.name or 'the invoice'} is a draft; post it before registering a payment")
+    due = move.amount_residual
+    if move.payment_state in ("paid", "in_payment", "reversed") or move.currency_id.is_zero(due):
         raise ToolError(f"{move.name} has nothing left to pay (payment state {move.payment_state})")
     values = {}
     if amount not in (None, ""):
-        values["amount"] = positive_number(amount, "amount")
+        paid = move.currency_id.round(positive_number(amount, "amount"))
+        if move.currency_id.compare_amounts(paid, due) > 0:
+            raise ToolError(f"amount {paid} {move.currency_id.name} is more than the {due} {move.currency_id.name} due on "
+                            f"{move.name}; the user must decide in Odoo what to do with an overpayment")
+        # In the invoice's currency whatever the journal's (the wizard would take the journal's).
+        values.update(amount=paid, currency_id=move.currency_id.id)
     if journal not in (None, ""):
-        values["journal_id"] = find_record(env, "account.journal", journal, label="journal",
-                                           domain=[("type", "in", ("bank", "cash", "credit"))]).id
+        chosen = find_record(env, "account.journal", journal, label="journal")
+        if chosen.type not in ("bank", "cash", "credit"):
+            usable = env["account.journal"].search([("type", "in", ("bank", "cash", "credit")), ("company_id", "=", move.company_id.id)])
+            raise ToolError(f"{chosen.name} is a {chosen.type} journal; payments go to a bank, cash or credit card journal: "
+                            + ", ".join(f"{j.name} (id {j.id})" for j in usable))
+        values["journal_id"] = chosen.id
     if payment_date:
         values["payment_date"] = parse_date(payment_date, "payment_date")
     if memo:
@@ -191,6 +211,15 @@ def register_payment(env, invoice, amount=None, journal=None, payment_date=None,
         "payments": [{"id": p.id, "name": p.name, "state": p.state, "journal": p.journal_id.name,
                       "date": fields.Date.to_string(p.date), "amount": money(p.amount, p.currency_id)} for p in payments],
     }
+
+
+def _check_figures_access(env):
+    """Company figures need Odoo's Invoicing/Accounting read rights: other
+    users' record rules show only part of the journal (e.g. a salesperson's
+    own invoices), which would read as wrong company totals."""
+    if not (env.user.has_group("account.group_account_readonly") or env.user.has_group("account.group_account_invoice")):
+        raise ToolError("company accounting figures need Invoicing or Accounting access (Billing, Auditor or Accountant); "
+                        "your access shows only part of the journal")
 
 
 def _period(env, date_from, date_to):
@@ -226,6 +255,7 @@ def get_account_balance(env, account=None, account_type=None, date_from=None, da
     balance. Default period: the fiscal year to today."""
     if bool(account not in (None, "")) == bool(account_type):
         raise ToolError("give either an account (id, code or name) or an account_type")
+    _check_figures_access(env)
     Account = env["account.account"]
     if account_type:
         types = dict(Account._fields["account_type"].selection)
@@ -268,6 +298,7 @@ def get_profit_loss(env, date_from=None, date_to=None):
     (incl. depreciation), operating income, other income and expenses, net
     profit, each section with its accounts. Default period: the fiscal year
     to today."""
+    _check_figures_access(env)
     start, end = _period(env, date_from, date_to)
     currency = env.company.currency_id
     by_account = env["account.move.line"]._read_group(

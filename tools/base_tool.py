@@ -10,11 +10,12 @@ Other addons register their own tools the same way.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from collections.abc import Callable
+from datetime import date
 from typing import NamedTuple
 
-from odoo import fields
 
 TOOL_REGISTRY: dict[str, Callable] = {}
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # the function-name rule of OpenAI, Gemini and Anthropic
@@ -85,8 +86,8 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
     domain = list(domain or [])
     if isinstance(value, bool) or value in (None, ""):
         raise ToolError(f"a {label} is required (an id or a name)")
-    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
-        record = model.search(domain + [("id", "=", int(value))], limit=1)
+    if isinstance(value, int):
+        record = model.search(domain + [("id", "=", value)], limit=1)
         if not record:
             raise ToolError(f"no {label} with id {value} (or you cannot access it)")
         return record
@@ -94,14 +95,24 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         raise ToolError(f"a {label} must be given as an id or a name, got {value!r}")
     name = value.strip()
     pattern = _escape_like(name)  # a name is text, never a LIKE pattern: % and _ match themselves
-    # The fields Odoo's own name search uses (e.g. a product's internal
-    # reference, a location's full name), else the record name.
-    name_fields = [f for f in (model._rec_names_search or [model._rec_name or "display_name"]) if f in model._fields] \
-        or ["display_name"]
 
     def any_field(operator, value):
-        return ["|"] * (len(name_fields) - 1) + [(f, operator, value) for f in name_fields]
+        # Odoo's own name search for the model (``_search_display_name``):
+        # e.g. a product's internal reference and barcode, an account's
+        # code, a location's full name, an invoice's number or reference.
+        return [("display_name", operator, value)]
 
+    if name.isdigit():  # an id written as text, or a name/reference made of digits
+        by_id = model.search(domain + [("id", "=", int(name))], limit=1) if int(name) < 2 ** 31 else model
+        by_name = model.search(domain + any_field("=ilike", pattern), limit=5)
+        candidates = by_id | by_name
+        if len(candidates) == 1:
+            return candidates
+        if not candidates:
+            raise ToolError(f"no {label} with id or reference {name} (or you cannot access it)")
+        listed = "; ".join(f"{r.display_name} (id {r.id})" for r in candidates)
+        raise ToolError(f"{name!r} matches several {label} records by id, name or reference: {listed}. "
+                        f"Ask the user which one, or call again with the id as a number.")
     exact = model.search(domain + any_field("=ilike", pattern), limit=6)
     if len(exact) == 1:
         return exact
@@ -113,7 +124,7 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         raise ToolError(f"{len(matches)}{'+' if len(matches) > 5 else ''} {label} records match {name!r}: {listed}. "
                         f"Ask the user which one, or call again with the id.")
     words = [w for w in name.split() if len(w) > 2]
-    terms = [(f, "ilike", _escape_like(w)) for w in words for f in name_fields]
+    terms = [("display_name", "ilike", _escape_like(w)) for w in words]
     close = model.search(domain + ["|"] * (len(terms) - 1) + terms, limit=5) if terms else model
     hint = f" Closest: {'; '.join(f'{r.display_name} (id {r.id})' for r in close)}." if close else ""
     raise ToolError(f"no {label} matches {name!r}.{hint}")
@@ -124,12 +135,9 @@ def _escape_like(text: str) -> str:
 
 
 def positive_number(value, what: str = "quantity") -> float:
-    """``value`` as a number greater than 0. Raises ToolError naming ``what``."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ToolError(f"{what} must be a number, got {value!r}") from None
-    if not number > 0:  # also refuses NaN
+    """``value`` as a finite number greater than 0. Raises ToolError naming ``what``."""
+    number = finite_number(value, what)
+    if not number > 0:
         raise ToolError(f"{what} must be greater than 0, got {value!r}")
     return number
 
@@ -142,11 +150,13 @@ class ProductLine(NamedTuple):
     uom: object      # uom.uom: the line's unit, by default the product's
 
 
-def product_lines(env, lines, domain=None) -> list[ProductLine]:
+def product_lines(env, lines, domain=None, vendor_units=False) -> list[ProductLine]:
     """Parsed ``lines`` of a tool (``[{product, quantity, uom?, ...}]``,
-    products by id or name within ``domain``, units by id or name among the
-    product's unit and packagings as Odoo 19 allows on order lines). Raises
-    ToolError naming the faulty line."""
+    products by id or name within ``domain``). A line's unit (id or name) is
+    one Odoo 19 allows on the line: the product's unit or packagings, plus
+    its vendors' units when ``vendor_units`` (purchase lines, stock moves).
+    A quantity must be above 0 at the unit's rounding. Raises ToolError
+    naming the faulty line."""
     if not isinstance(lines, list) or not lines:
         raise ToolError("lines must be a non-empty list of {product, quantity}")
     parsed = []
@@ -158,23 +168,47 @@ def product_lines(env, lines, domain=None) -> list[ProductLine]:
         uom = product.uom_id
         if line.get("uom") not in (None, ""):
             allowed = product.uom_id | product.uom_ids
-            uom = find_record(env, "uom.uom", line["uom"], label="unit of measure")
-            if uom not in allowed:
-                raise ToolError(f"line {index}: {product.display_name} cannot be counted in {uom.name}; "
-                                f"its units are: {', '.join(allowed.mapped('name'))}")
+            if vendor_units:
+                allowed |= product.sudo().seller_ids.product_uom_id
+            try:
+                uom = find_record(env, "uom.uom", line["uom"], label="unit of measure", domain=[("id", "in", allowed.ids)])
+            except ToolError:
+                units = ", ".join(f"{u.name} (id {u.id})" for u in allowed)
+                raise ToolError(f"line {index}: {line['uom']!r} is not a unit of {product.display_name}; "
+                                f"its units are: {units}") from None
+        if uom.is_zero(quantity):
+            raise ToolError(f"line {index}: quantity {quantity:g} is 0 in {uom.name} (rounding {uom.rounding:g})")
         parsed.append(ProductLine(line, product, quantity, uom))
     return parsed
 
 
-def parse_date(value, what: str):
-    """``value`` (YYYY-MM-DD) as a date. Raises ToolError naming ``what``."""
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MIN_DATE, MAX_DATE = date(1900, 1, 1), date(2199, 12, 31)
+
+
+def parse_date(value, what: str) -> date:
+    """``value`` written YYYY-MM-DD as a date between MIN_DATE and MAX_DATE.
+    Raises ToolError naming ``what``."""
     try:
-        day = fields.Date.to_date(value)
-    except (TypeError, ValueError):
+        day = date.fromisoformat(value) if isinstance(value, str) and DATE_RE.match(value.strip()) else None
+    except ValueError:
         day = None
     if not day:
-        raise ToolError(f"{what} must be a date as YYYY-MM-DD, got {value!r}")
+        raise ToolError(f"{what} must be a date written YYYY-MM-DD, got {value!r}")
+    if not MIN_DATE <= day <= MAX_DATE:
+        raise ToolError(f"{what} {value} is outside the dates this tool accepts ({MIN_DATE} to {MAX_DATE})")
     return day
+
+
+def finite_number(value, what: str) -> float:
+    """``value`` as a finite number. Raises ToolError naming ``what``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ToolError(f"{what} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise ToolError(f"{what} must be a finite number, got {value!r}")
+    return number
 
 
 def user_action_needed(result) -> dict:

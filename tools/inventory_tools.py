@@ -64,7 +64,7 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
         raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in Inventory settings)")
     moves = [Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": uom.id,
                              "location_id": source.id, "location_dest_id": destination.id})
-             for _line, product, quantity, uom in product_lines(env, lines)]
+             for _line, product, quantity, uom in product_lines(env, lines, vendor_units=True)]
     picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
                                            "location_dest_id": destination.id, "move_ids": moves})
     picking.action_confirm()
@@ -74,7 +74,8 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     if validate:
         out.update(user_action_needed(picking.button_validate()))
     out["state"] = picking.state
-    out["moves"] = [{"product": m.product_id.display_name, "quantity": m.product_uom_qty, "reserved": m.quantity,
+    out["moves"] = [{"product": m.product_id.display_name, "quantity": m.product_uom_qty, "uom": m.product_uom.name,
+                     "reserved": m.quantity,
                      "state": m.state} for m in picking.move_ids]
     return out
 
@@ -83,32 +84,45 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
 def get_stock_valuation(env, product=None, category=None, warehouse=None, date=None, limit=20):
     """Inventory value of storable products in stock, as Odoo's valuation
     computes it (``product.product.total_value`` and ``avg_cost`` per the
-    product's cost method, standard, AVCO or FIFO), in the company currency,
-    for the company or one ``warehouse``, today or at the end of ``date``
-    (YYYY-MM-DD). Filter by ``product`` or ``category`` (ids or names).
-    Returns the total value and quantity of all matching products, the
-    ``limit`` most valuable ones, and the value per product category."""
-    domain = [("is_storable", "=", True)]
-    if product not in (None, ""):
-        domain.append(("id", "=", find_record(env, "product.product", product, label="product").id))
-    if category not in (None, ""):
-        domain.append(("categ_id", "child_of", find_record(env, "product.category", category, label="product category").id))
+    product's cost method, standard, AVCO or FIFO), for the current company
+    in its currency, or for one ``warehouse`` in its company's; today or at
+    the end of a past ``date`` (YYYY-MM-DD). Filter by ``product`` or
+    ``category`` (ids or names). Returns the total value and quantity of all
+    matching products, the ``limit`` most valuable ones, and the value per
+    product category."""
+    company = env.company
     context = {}
     if warehouse not in (None, ""):
-        context["warehouse_id"] = find_record(env, "stock.warehouse", warehouse, label="warehouse").id
-    if date:
-        context["to_date"] = fields.Datetime.to_string(datetime.combine(parse_date(date, "date"), time.max))
-    products = env["product.product"].with_context(**context).search(domain)
-    in_stock = products.filtered(lambda p: not p.uom_id.is_zero(p.qty_available))
-    currency = env.company.currency_id
+        wh = find_record(env, "stock.warehouse", warehouse, label="warehouse")
+        company = wh.company_id
+        context["warehouse_id"] = wh.id
+    # Only this company's stock, valued at its costs (the user may have several companies active).
+    env = env(context={**env.context, "allowed_company_ids": [company.id], **context})
+    domain = [("is_storable", "=", True)]
+    if product not in (None, ""):
+        record = find_record(env, "product.product", product, label="product")
+        if not record.is_storable:
+            raise ToolError(f"{record.display_name} is not tracked in inventory (not a storable product), so it has no "
+                            "stock value")
+        domain.append(("id", "=", record.id))
+    if category not in (None, ""):
+        domain.append(("categ_id", "child_of", find_record(env, "product.category", category, label="product category").id))
+    today = fields.Date.context_today(env["res.company"])
+    day = parse_date(date, "date") if date else today
+    if day > today:
+        raise ToolError(f"date {day} is in the future; stock value is known up to today ({today})")
+    if day < today:
+        env = env(context={**env.context, "to_date": fields.Datetime.to_string(datetime.combine(day, time.max))})
+    in_stock = env["product.product"].search(domain).filtered(lambda p: not p.uom_id.is_zero(p.qty_available))
+    currency = company.currency_id
     by_category = {}
     for record in in_stock:
         by_category[record.categ_id.complete_name] = by_category.get(record.categ_id.complete_name, 0.0) + record.total_value
     ranked = in_stock.sorted(lambda p: p.total_value, reverse=True)[:clamp_limit(limit)]
     return {
-        "company": env.company.name,
+        "company": company.name,
         "currency": currency.name,
-        "date": str(parse_date(date, "date")) if date else str(fields.Date.context_today(env["res.company"])),
+        "date": str(day),
         "total_value": money(sum(in_stock.mapped("total_value")), currency),
         "products_in_stock": len(in_stock),
         "products": [{"id": p.id, "name": p.display_name, "quantity": p.qty_available, "uom": p.uom_id.name,

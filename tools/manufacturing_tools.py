@@ -39,6 +39,8 @@ def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
         bill = env["mrp.bom"]._bom_find(record, company_id=env.company.id, bom_type="normal").get(record)
     if not bill:
         raise ToolError(f"{record.display_name} has no bill of materials to manufacture it with")
+    if bill.product_uom_id.is_zero(quantity):
+        raise ToolError(f"quantity {quantity:g} is 0 in {bill.product_uom_id.name}")
     production = env["mrp.production"].create({"product_id": record.id, "product_qty": quantity, "bom_id": bill.id,
                                                "product_uom_id": bill.product_uom_id.id})
     if confirm:

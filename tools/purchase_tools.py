@@ -22,7 +22,7 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
     (``product.supplierinfo``) unless given. Returns the order summary."""
     partner = find_record(env, "res.partner", vendor, label="vendor")
     commands = []
-    for line, product, quantity, uom in product_lines(env, lines, [("purchase_ok", "=", True)]):
+    for line, product, quantity, uom in product_lines(env, lines, [("purchase_ok", "=", True)], vendor_units=True):
         values = {"product_id": product.id, "product_qty": quantity}
         if line.get("uom"):  # else Odoo takes the vendor's unit
             values["product_uom_id"] = uom.id

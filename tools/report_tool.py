@@ -86,11 +86,13 @@ def _period_domain(model, date_field, date_from, date_to):
     (UTC days for datetime fields)."""
     domain = []
     is_datetime = model._fields[date_field].type == "datetime"
-    if date_from:
-        start = parse_date(date_from, "date_from")
+    start = parse_date(date_from, "date_from") if date_from else None
+    end = parse_date(date_to, "date_to") if date_to else None
+    if start and end and start > end:
+        raise ToolError(f"date_from {start} is after date_to {end}")
+    if start:
         domain.append((date_field, ">=", datetime.combine(start, time.min) if is_datetime else start))
-    if date_to:
-        end = parse_date(date_to, "date_to")
+    if end:
         domain.append((date_field, "<", datetime.combine(end + timedelta(days=1), time.min)) if is_datetime
                       else (date_field, "<=", end))
     return domain
@@ -118,7 +120,8 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
     spec = REPORTS.get(report_type)
     available = [name for name, s in REPORTS.items() if s.module in env.registry._init_modules]
     if spec is None or report_type not in available:
-        raise ToolError(f"report_type {report_type!r} is not available; available here: {', '.join(available)}")
+        raise ToolError(f"report_type {report_type!r} is not available; available here: {', '.join(available)}"
+                        if available else "no report is available: none of the apps it reports on is installed")
     model = env[spec.model]
     if not model.has_access("read"):
         raise ToolError(f"you have no read access to {spec.model}, the data of the {report_type} report")
