@@ -7,6 +7,7 @@ from . import test_llm_providers
 from . import test_llm_robustness
 from . import test_security
 from . import test_tool_execution
+from . import test_tools_domain
 from . import test_tools_accounting
 from . import test_business_flows
 from . import test_tool_dialogs
