@@ -145,7 +145,7 @@ class AgenticAiTool(models.Model):
                               + (f" (in {where})" if where else ""))
             else:
                 errors.append(f"{where or 'arguments'}: {error.message}")
-        errors += [f"{where}: numbers must be finite, got {value}" for where, value in _non_finite(params)]
+        errors += [f"{where}: {problem}" for where, problem in _unstorable(params)]
         return errors
 
     def _sanitize_params(self, params):
@@ -201,12 +201,15 @@ class AgenticAiTool(models.Model):
         raise ToolError(f"unknown tool type {self.tool_type}")
 
 
-def _non_finite(value, where="arguments"):
-    """``[(path, number)]`` of the NaN and infinite numbers in ``value``:
-    Python's JSON reader accepts ``NaN`` and ``Infinity`` and JSON Schema's
-    bounds do not refuse NaN."""
+def _unstorable(value, where="arguments"):
+    """``[(path, problem)]`` for the values no tool can take: NaN and
+    infinite numbers (Python's JSON reader accepts ``NaN`` and ``Infinity``
+    and JSON Schema's bounds do not refuse NaN) and text with NUL characters
+    (PostgreSQL cannot store them)."""
     if isinstance(value, float) and not math.isfinite(value):
-        return [(where, value)]
+        return [(where, f"numbers must be finite, got {value}")]
+    if isinstance(value, str) and "\x00" in value:
+        return [(where, "text cannot contain NUL characters")]
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     return [found for key, item in items
-            for found in _non_finite(item, f"{key}" if where == "arguments" else f"{where}.{key}")]
+            for found in _unstorable(item, f"{key}" if where == "arguments" else f"{where}.{key}")]

@@ -12,3 +12,4 @@ from . import test_tools_accounting
 from . import test_business_flows
 from . import test_tool_dialogs
 from . import test_tool_hardening
+from . import test_tool_hardening_round2

@@ -14,7 +14,7 @@ from odoo import Command, fields
 
 from odoo.tools import float_is_zero
 
-from .base_tool import ToolError, agent_tool, finite_number, find_record, money, parse_date, positive_number
+from .base_tool import ToolError, agent_tool, escape_like, finite_number, find_record, money, parse_date, positive_number
 
 MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
 
@@ -213,6 +213,26 @@ def register_payment(env, invoice, amount=None, journal=None, payment_date=None,
     }
 
 
+def _account(env, value):
+    """The account of the current company with code, id or name ``value``.
+    A code is matched exactly: Odoo's own account search would take "1210"
+    as the prefix of 121000."""
+    Account = env["account.account"].with_context(active_test=False)
+    company = [("company_ids", "in", env.company.id)]
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isalnum() and any(c.isdigit() for c in value):
+        code = value.strip()
+        found = Account.search(company + [("code", "=", code)], limit=1)
+        if found:
+            return found
+        if code.isdigit() and len(code) < 10 and Account.search(company + [("id", "=", int(code))]):
+            return find_record(env, "account.account", int(code), label="account", domain=company)
+        starting = Account.search(company + [("code", "=like", escape_like(code) + "%")], limit=5)
+        listed = "; ".join(f"{a.code} {a.name}" for a in starting)
+        raise ToolError(f"no account has the code {code}." + (f" Codes starting with it: {listed}." if starting else "")
+                        + " Give an exact code, or an account_type for a group of accounts.")
+    return find_record(env, "account.account", value, label="account", domain=company)
+
+
 def _check_figures_access(env):
     """Company figures need Odoo's Invoicing/Accounting read rights: other
     users' record rules show only part of the journal (e.g. a salesperson's
@@ -263,10 +283,7 @@ def get_account_balance(env, account=None, account_type=None, date_from=None, da
             raise ToolError(f"unknown account_type {account_type!r}; one of: {', '.join(types)}")
         accounts = Account.search([("account_type", "=", account_type), ("company_ids", "in", env.company.id)])
     else:
-        by_code = Account.search([("code", "=", str(account).strip()), ("company_ids", "in", env.company.id)], limit=1) \
-            if isinstance(account, str) else Account
-        accounts = by_code or find_record(env, "account.account", account, label="account",
-                                          domain=[("company_ids", "in", env.company.id)])
+        accounts = _account(env, account)
     start, end = _period(env, date_from, date_to)
     currency = env.company.currency_id
     Line = env["account.move.line"]

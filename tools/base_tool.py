@@ -94,7 +94,7 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
     if not isinstance(value, str):
         raise ToolError(f"a {label} must be given as an id or a name, got {value!r}")
     name = value.strip()
-    pattern = _escape_like(name)  # a name is text, never a LIKE pattern: % and _ match themselves
+    pattern = escape_like(name)  # a name is text, never a LIKE pattern: % and _ match themselves
 
     def any_field(operator, value):
         # Odoo's own name search for the model (``_search_display_name``):
@@ -102,8 +102,8 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         # code, a location's full name, an invoice's number or reference.
         return [("display_name", operator, value)]
 
-    if name.isdigit():  # an id written as text, or a name/reference made of digits
-        by_id = model.search(domain + [("id", "=", int(name))], limit=1) if int(name) < 2 ** 31 else model
+    if name.isascii() and name.isdigit():  # an id written as text, or a name/reference made of digits
+        by_id = model.search(domain + [("id", "=", int(name))], limit=1) if len(name) < 10 else model
         by_name = model.search(domain + any_field("=ilike", pattern), limit=5)
         candidates = by_id | by_name
         if len(candidates) == 1:
@@ -124,13 +124,15 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         raise ToolError(f"{len(matches)}{'+' if len(matches) > 5 else ''} {label} records match {name!r}: {listed}. "
                         f"Ask the user which one, or call again with the id.")
     words = [w for w in name.split() if len(w) > 2]
-    terms = [("display_name", "ilike", _escape_like(w)) for w in words]
+    terms = [("display_name", "ilike", escape_like(w)) for w in words]
     close = model.search(domain + ["|"] * (len(terms) - 1) + terms, limit=5) if terms else model
     hint = f" Closest: {'; '.join(f'{r.display_name} (id {r.id})' for r in close)}." if close else ""
     raise ToolError(f"no {label} matches {name!r}.{hint}")
 
 
-def _escape_like(text: str) -> str:
+def escape_like(text: str) -> str:
+    """``text`` for an ``ilike`` domain value matching it literally: Odoo
+    wraps the value in % and reads % _ \\ as patterns."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 

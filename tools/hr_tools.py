@@ -5,7 +5,7 @@ from datetime import datetime, time
 
 from odoo import fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, find_record, parse_date
+from .base_tool import ToolError, agent_tool, clamp_limit, escape_like, find_record, parse_date
 
 
 @agent_tool
@@ -15,7 +15,8 @@ def search_employees(env, query=None, department=None, limit=20):
     manager, work email and phone. At most ``limit`` (default 20)."""
     domain = []
     if query:
-        domain += ["|", "|", ("name", "ilike", query), ("work_email", "ilike", query), ("job_title", "ilike", query)]
+        text = escape_like(query)  # the query is text, not a LIKE pattern
+        domain += ["|", "|", ("name", "ilike", text), ("work_email", "ilike", text), ("job_title", "ilike", text)]
     if department:
         domain.append(("department_id", "child_of", find_record(env, "hr.department", department, label="department").id))
     Employee = env["hr.employee"]
@@ -34,7 +35,8 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
     refuses with its own message. Returns the request with its state and
     duration in days."""
     worker = find_record(env, "hr.employee", employee, label="employee")
-    kind = find_record(env, "hr.leave.type", leave_type, label="time off type")
+    kind = find_record(env, "hr.leave.type", leave_type, label="time off type",
+                       domain=[("company_id", "in", [worker.company_id.id, False])])
     start, end = parse_date(date_from, "date_from"), parse_date(date_to, "date_to")
     if end < start:
         raise ToolError("date_to is before date_from")
@@ -42,6 +44,8 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
         "employee_id": worker.id, "holiday_status_id": kind.id, "request_date_from": start, "request_date_to": end,
         "name": description or False,
     })
+    if not leave.number_of_days:
+        raise ToolError(f"{start} to {end} has no working time for {worker.name} (0 days); nothing was requested")
     return {"id": leave.id, "display_name": leave.display_name, "employee": worker.name, "type": kind.name,
             "date_from": fields.Date.to_string(start), "date_to": fields.Date.to_string(end),
             "days": leave.number_of_days, "state": leave.state, "created": True}

@@ -27,6 +27,8 @@ def check_stock_levels(env, product, warehouse=None, location=None):
         quant_domain.append(("warehouse_id", "=", wh.id))
     if location:
         loc = _location(env, location, "location")
+        if warehouse and loc.warehouse_id != wh:
+            raise ToolError(f"{loc.complete_name} is not a location of warehouse {wh.name}; give one or the other")
         context["location"] = loc.id
         quant_domain.append(("location_id", "child_of", loc.id))
     levels = record.with_context(**context)
@@ -64,7 +66,7 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
         raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in Inventory settings)")
     moves = [Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": uom.id,
                              "location_id": source.id, "location_dest_id": destination.id})
-             for _line, product, quantity, uom in product_lines(env, lines, vendor_units=True)]
+             for _line, product, quantity, uom in product_lines(env, lines, [("type", "=", "consu")], vendor_units=True)]
     picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
                                            "location_dest_id": destination.id, "move_ids": moves})
     picking.action_confirm()

@@ -25,6 +25,27 @@ def _production_summary(production) -> dict:
             "components_availability_state": production.components_availability_state or ""}
 
 
+def _bill_of_materials(env, product, bom=None):
+    """The manufacturing bill of materials of ``product``: ``bom`` (id or
+    reference) when given, else Odoo's ``_bom_find``. Raises ToolError for a
+    bill of another product or a kit (kits are not manufactured)."""
+    Bom = env["mrp.bom"]
+    if bom:
+        bill = find_record(env, "mrp.bom", bom, label="bill of materials")
+        if bill.product_tmpl_id != product.product_tmpl_id or (bill.product_id and bill.product_id != product):
+            owner = bill.product_id or bill.product_tmpl_id
+            raise ToolError(f"{bill.display_name} is the bill of materials of {owner.display_name}, not of {product.display_name}")
+    else:
+        bill = Bom._bom_find(product, company_id=env.company.id, bom_type="normal").get(product) \
+            or Bom._bom_find(product, company_id=env.company.id, bom_type="phantom").get(product)
+    if not bill:
+        raise ToolError(f"{product.display_name} has no bill of materials to manufacture it with")
+    if bill.type != "normal":
+        raise ToolError(f"{product.display_name}'s bill of materials {bill.display_name} is a kit: kits are not "
+                        "manufactured, their components are delivered instead")
+    return bill
+
+
 @agent_tool
 def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
     """Create a manufacturing order for a product (id or name) with its bill
@@ -33,16 +54,12 @@ def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
     the order, its state and each component's availability."""
     record = find_record(env, "product.product", product, label="product")
     quantity = positive_number(quantity)
-    if bom:
-        bill = find_record(env, "mrp.bom", bom, label="bill of materials")
-    else:
-        bill = env["mrp.bom"]._bom_find(record, company_id=env.company.id, bom_type="normal").get(record)
-    if not bill:
-        raise ToolError(f"{record.display_name} has no bill of materials to manufacture it with")
-    if bill.product_uom_id.is_zero(quantity):
-        raise ToolError(f"quantity {quantity:g} is 0 in {bill.product_uom_id.name}")
+    bill = _bill_of_materials(env, record, bom)
+    if record.uom_id.is_zero(quantity):
+        raise ToolError(f"quantity {quantity:g} is 0 in {record.uom_id.name}")
+    # In the product's unit, as the schema says; Odoo converts to the bill's unit.
     production = env["mrp.production"].create({"product_id": record.id, "product_qty": quantity, "bom_id": bill.id,
-                                               "product_uom_id": bill.product_uom_id.id})
+                                               "product_uom_id": record.uom_id.id})
     if confirm:
         production.action_confirm()
     return {**_production_summary(production), "components": _components(production), "created": True}
@@ -60,17 +77,18 @@ def check_bom_availability(env, production=None, product=None, quantity=1):
     if not product:
         raise ToolError("give a manufacturing order or a product")
     record = find_record(env, "product.product", product, label="product")
-    bill = env["mrp.bom"]._bom_find(record, company_id=env.company.id, bom_type="normal").get(record)
-    if not bill:
-        raise ToolError(f"{record.display_name} has no bill of materials")
+    bill = _bill_of_materials(env, record)
     quantity = positive_number(quantity)
-    factor = quantity / (bill.product_qty or 1.0)
-    rows = []
-    for line in bill.bom_line_ids:
-        needed = line.product_uom_id._compute_quantity(line.product_qty * factor, line.product_id.uom_id)
-        free = line.product_id.free_qty
-        rows.append({"product": line.product_id.display_name, "required": needed, "uom": line.product_id.uom_id.name,
-                     "available_now": free, "missing": max(0.0, needed - free)})
+    # quantity is in the product's unit; the bill's lines are per bill.product_qty of its unit.
+    factor = record.uom_id._compute_quantity(quantity, bill.product_uom_id, round=False) / (bill.product_qty or 1.0)
+    needed = {}
+    for line in bill.bom_line_ids:  # a component on several lines needs the sum of them
+        component = line.product_id
+        needed[component] = needed.get(component, 0.0) + line.product_uom_id._compute_quantity(
+            line.product_qty * factor, component.uom_id)
+    rows = [{"product": component.display_name, "required": qty, "uom": component.uom_id.name,
+             "available_now": component.free_qty, "missing": max(0.0, qty - component.free_qty)}
+            for component, qty in needed.items()]
     return {"product": record.display_name, "quantity": quantity, "bom": bill.display_name,
             "all_available": all(r["missing"] == 0 for r in rows), "components": rows}
 

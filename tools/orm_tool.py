@@ -35,6 +35,24 @@ SUMMARY_FIELDS = ("display_name", "name", "state", "partner_id", "date_order", "
 MAX_FIELDS = 25
 _NEVER_WRITE = {"id", "create_uid", "create_date", "write_uid", "write_date", "__last_update"}
 
+# Records that only change through Odoo's business flows: the generic tools
+# may read them but not create, write or delete them (e.g. stock quantities
+# without a stock move, journal items of a posted entry).
+PROTECTED_MODELS = {
+    "stock.quant": "an inventory adjustment or a transfer (create_internal_transfer)",
+    "stock.move": "its transfer or order",
+    "stock.move.line": "its transfer",
+    "account.move.line": "its journal entry (account.move) while it is a draft, or the accounting tools",
+    "account.partial.reconcile": "register_payment",
+    "account.full.reconcile": "register_payment",
+}
+
+
+def _check_writable(model_name: str) -> None:
+    if model_name in PROTECTED_MODELS:
+        raise ToolError(f"{model_name} records change only through {PROTECTED_MODELS[model_name]}, "
+                        "not through the generic create/write/delete tools")
+
 
 def _domain(model, domain) -> Domain:
     if domain in (None, "", []):
@@ -42,9 +60,28 @@ def _domain(model, domain) -> Domain:
     if not isinstance(domain, list):
         raise ToolError("domain must be a list such as [[\"name\", \"ilike\", \"Azure\"]]")
     try:
-        return Domain([tuple(term) if isinstance(term, list) else term for term in domain]).optimize(model)
+        parsed = Domain([tuple(term) if isinstance(term, list) else term for term in domain]).optimize(model)
     except (ValueError, TypeError, KeyError) as exc:
         raise ToolError(f"invalid domain {domain!r}: {exc}") from None
+    for term in domain:
+        if isinstance(term, (list, tuple)) and term and isinstance(term[0], str):
+            _check_readable_path(model, term[0])
+    return parsed
+
+
+def _check_readable_path(model, path: str) -> None:
+    """Every field of a domain path (``partner_id.credit``) must be readable
+    by the user: Odoo does not check a field's groups when it is searched
+    through its search method, so a filter could reveal restricted data."""
+    for name in path.split("."):
+        field = model._fields.get(name)
+        if field is None:
+            return  # Odoo reports unknown fields itself
+        if not model._has_field_access(field, "read"):
+            raise ToolError(f"you may not read {model._name}.{name}, so you cannot filter on it")
+        if not field.relational:
+            return
+        model = model.env[field.comodel_name]
 
 
 def _fields(model, fields) -> list[str]:
@@ -90,9 +127,29 @@ def _values(model, values, path: str = "") -> dict:
                         f"use odoo_method_call ({', '.join(ALLOWED_METHODS.get(model._name, [])) or 'no method allowed'})")
     for name, value in values.items():
         field = model._fields[name]
+        if field.comodel_name == "res.company":
+            _check_companies(model.env, value, f"{path}{name}")
         if field.type in ("one2many", "many2many"):
             _check_commands(model.env[field.comodel_name], field, value, f"{path}{name}")
     return values
+
+
+def _check_companies(env, value, path: str) -> None:
+    """A company field may only name companies of the user: Odoo checks
+    record rules after a create but not after a write, so a write could
+    move a record out of the user's companies."""
+    ids = set()
+    if isinstance(value, int) and not isinstance(value, bool):
+        ids = {value}
+    for command in value if isinstance(value, list) else ():
+        if isinstance(command, (list, tuple)) and command and command[0] == 4 and len(command) > 1:
+            ids.add(command[1])
+        elif isinstance(command, (list, tuple)) and command and command[0] == 6 and len(command) > 2:
+            ids.update(command[2] if isinstance(command[2], list) else [])
+    foreign = ids - set(env.user.company_ids.ids)
+    if foreign:
+        raise ToolError(f"{path}: companies {sorted(foreign)} are not among your companies "
+                        f"({', '.join(f'{c.name} (id {c.id})' for c in env.user.company_ids)})")
 
 
 def _check_commands(comodel, field, value, path: str) -> None:
@@ -159,6 +216,7 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
 @agent_tool
 def odoo_create(env, model, values):
     """Create one ``model`` record; returns ``{model, id, display_name}``."""
+    _check_writable(model)
     records_model = get_model(env, model)
     record = records_model.create(_values(records_model, values))
     return {"model": model, "id": record.id, "display_name": record.display_name, "created": True}
@@ -168,6 +226,7 @@ def odoo_create(env, model, values):
 def odoo_write(env, model, record_ids, values):
     """Update records; returns ``{model, ids, updated, before}`` where
     ``before`` holds the written fields' previous values."""
+    _check_writable(model)
     records_model = get_model(env, model)
     records = _records(records_model, record_ids)
     values = _values(records_model, values)
@@ -179,6 +238,7 @@ def odoo_write(env, model, record_ids, values):
 @agent_tool
 def odoo_unlink(env, model, record_ids):
     """Delete records; returns ``{model, ids, deleted, before}``."""
+    _check_writable(model)
     records_model = get_model(env, model)
     records = _records(records_model, record_ids)
     before = _snapshot(records)

@@ -113,9 +113,11 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
     """Totals of ``report_type`` (sales, purchases, invoicing, bills,
     inventory, crm, manufacturing, employees, time_off) grouped by
     ``group_by`` (a key of that report, or day/week/month/quarter/year) for
-    the days ``[date_from, date_to]``. Returns ``{report_type, group_by,
-    measures, currency, total: {measure: value}, rows: [{group, measure...}],
-    groups, rows_shown}``; amounts as ``{amount, currency}``. Raises
+    the days ``[date_from, date_to]``, for the current company. Returns
+    ``{report_type, company, group_by, measures, currency, total: {measure:
+    value}, rows: [{group, measure...}], groups, rows_shown, message?}``;
+    amounts as ``{amount, currency}``; ``message`` says when the user's
+    record rules hide part of the records. Raises
     ToolError for an unknown type or grouping, or an app not installed."""
     spec = REPORTS.get(report_type)
     available = [name for name, s in REPORTS.items() if s.module in env.registry._init_modules]
@@ -136,6 +138,8 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
     if (date_from or date_to) and not spec.date_field:
         raise ToolError(f"the {report_type} report is a snapshot of today; it takes no dates")
     domain = list(spec.domain) + (_period_domain(model, spec.date_field, date_from, date_to) if spec.date_field else [])
+    if "company_id" in model._fields:  # the current company's figures, in its currency
+        domain.append(("company_id", "in", [env.company.id, False]))
     names, aggregates = list(spec.measures), list(spec.measures.values())
     currency = env.company.currency_id
 
@@ -147,8 +151,10 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
     if group_by not in TIME_GROUPS:  # largest first; time groups stay in time order
         groups.sort(key=lambda group: group[1] or 0, reverse=True)
     shown = groups[:clamp_limit(limit)]
+    partial = model.search_count(domain) != model.sudo().search_count(domain)
     return {
         "report_type": report_type,
+        "company": env.company.name,
         "group_by": group_by,
         "date_from": date_from or None,
         "date_to": date_to or None,
@@ -158,4 +164,6 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
         "groups": len(groups),
         "rows_shown": len(shown),
         "rows": [{"group": _label(group[0]), **values(group[1:])} for group in shown],
+        **({"message": "Your access rights show only part of these records (for example only your own documents): "
+                       "these figures are not the company's totals."} if partial else {}),
     }

@@ -153,10 +153,10 @@ def create_lead(env, name, partner=None, email=None, phone=None, expected_revenu
 
 @agent_tool
 def get_sales_pipeline_summary(env, team=None):
-    """Open opportunities by stage (optionally of one sales team, id or
-    name): count, expected revenue and probability-weighted revenue in the
-    company currency, plus totals."""
-    domain = [("type", "=", "opportunity"), ("active", "=", True)]
+    """Open opportunities of the current company by stage (optionally of one
+    sales team, id or name): count, expected revenue and probability-weighted
+    revenue in the company currency, plus totals."""
+    domain = [("type", "=", "opportunity"), ("active", "=", True), ("company_id", "in", [env.company.id, False])]
     if team:
         domain.append(("team_id", "=", find_record(env, "crm.team", team, label="sales team").id))
     currency = env.company.currency_id
