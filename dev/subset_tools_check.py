@@ -40,25 +40,29 @@ def sample(schema):
 
 # 1. availability follows the installed modules
 app_tools = env["agentic.ai.tool"].search([("required_module", "!=", False)])
+def app_installed(tool):
+    return any(module in installed for module in tool._get_required_modules())
+
+
 for tool in app_tools:
-    app_installed = tool.required_module in installed
-    if tool._is_available(user_env) != app_installed:
-        problems.append(f"{tool.name}: available={not app_installed} while {tool.required_module} is "
-                        f"{'installed' if app_installed else 'not installed'}")
+    app_installed_ = app_installed(tool)
+    if tool._is_available(user_env) != app_installed_:
+        problems.append(f"{tool.name}: available={not app_installed_} while {tool.required_module} is "
+                        f"{'installed' if app_installed_ else 'not installed'}")
 
 # 2. the agent offers exactly the tools of installed apps
 offered = agent._get_available_tools()
 hidden = agent.tool_ids - offered
 for tool in offered:
-    if tool.required_module and tool.required_module not in installed:
+    if tool.required_module and not app_installed(tool):
         problems.append(f"{tool.name} is offered but {tool.required_module} is not installed")
 for tool in hidden:
-    if not tool.required_module or tool.required_module in installed:
+    if not tool.required_module or app_installed(tool):
         problems.append(f"{tool.name} is hidden although its app ({tool.required_module or 'none'}) is installed")
 
 # 3. a tool of a missing app cannot be called: the executor refuses it, with
 # an error that names the app and says it is missing
-for tool in app_tools.filtered(lambda t: t.required_module not in installed):
+for tool in app_tools.filtered(lambda t: not app_installed(t)):
     params = sample(tool._get_schema())
     if tool._validate_params(params):
         problems.append(f"{tool.name}: the check built invalid arguments {params}: {tool._validate_params(params)}")
@@ -67,7 +71,7 @@ for tool in app_tools.filtered(lambda t: t.required_module not in installed):
     print(f"missing app {tool.required_module}: {tool.name}{params} -> success={result.success}, error={result.error!r}")
     if result.success:
         problems.append(f"{tool.name} ran although {tool.required_module} is not installed: {result.data!r}")
-    elif tool.required_module not in (result.error or "") or not any(
+    elif not all(module in (result.error or "") for module in tool._get_required_modules()) or not any(
             words in result.error.lower() for words in ("not installed", "not available")):
         problems.append(f"{tool.name}: the error does not say that {tool.required_module} is not installed: "
                         f"{result.error!r}")

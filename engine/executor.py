@@ -50,8 +50,9 @@ class Executor:
         links the audit row to the transcript."""
         started = time.monotonic()
         if not tool._is_available(self.agent._get_execution_env()):
+            apps = " or ".join(tool._get_required_modules()) or "its"
             return self._finish(tool, params, started, ExecutionResult(False, error=(
-                f"{tool.name} is not available here: it needs the {tool.required_module or 'app'} app installed and "
+                f"{tool.name} is not available here: it needs the {apps} app installed and "
                 f"read access to {tool.model_names or 'its models'}")), tool_call_id)
         errors = tool._validate_params(params)
         if errors:

@@ -57,7 +57,8 @@ class AgenticAiTool(models.Model):
         ("report", "Report"),
         ("other", "Other"),
     ], default="other", required=True)
-    required_module = fields.Char(help="Technical name of the Odoo app the tool needs; it is hidden while that app is not installed.")
+    required_module = fields.Char(help="Technical name of the Odoo app the tool needs, or several separated by commas "
+                                       "when any one of them will do; the tool is hidden while none is installed.")
     model_names = fields.Char(
         help="Comma-separated models the tool reads or writes, checked against agents' allowed/blocked models. "
              "Generic ORM tools take the model from their `model` parameter.")
@@ -161,12 +162,18 @@ class AgenticAiTool(models.Model):
         """True when the tool's app is installed and its models exist and are
         readable by ``env``'s user."""
         self.ensure_one()
-        if self.required_module and self.required_module not in env.registry._init_modules:
+        modules = self._get_required_modules()
+        if modules and not any(module in env.registry._init_modules for module in modules):
             return False
         for model_name in self._get_model_names():
             if model_name not in env or not env[model_name].has_access("read"):
                 return False
         return True
+
+    def _get_required_modules(self):
+        """The technical names in ``required_module`` (any one suffices)."""
+        self.ensure_one()
+        return [name.strip() for name in (self.required_module or "").split(",") if name.strip()]
 
     def _get_model_names(self, params=None):
         """Models this call touches: the ``model`` parameter of generic tools,

@@ -99,6 +99,8 @@ class TestToolExecution(AgenticCase):
         called = self.execute("needs_app", {})
         self.assertFalse(called.success)
         self.assertIn("needs_app is not available here: it needs the not_an_installed_app app installed", called.error)
+        tool.required_module = "not_an_installed_app, base"  # any one of them will do
+        self.assertIn("needs_app", self.agent._get_available_tools().mapped("name"))
 
     def test_sanitize_drops_undeclared_parameters(self):
         tool = self.tool("odoo_search_read")

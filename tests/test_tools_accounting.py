@@ -186,6 +186,11 @@ class TestAccountingTools(AgenticCase):
         self.assertEqual((past["total_value"]["amount"], past["products"]), (0.0, []))
         self.assertIn("YYYY-MM-DD", self.execute("get_stock_valuation", {"date": "yesterday"}, self.accountant).error)
 
+    def test_summary_report_is_offered_with_any_app_it_reports_on(self):
+        from odoo.addons.agentic_ai.tools.report_tool import REPORTS
+        tool = self.env.ref("agentic_ai.tool_generate_summary_report")
+        self.assertEqual(set(tool._get_required_modules()), {spec.module for spec in REPORTS.values()})
+
     def test_summary_report_equals_read_group(self):
         checks = {
             "sales": ("sale.report", [("state", "=", "sale")], "price_subtotal"),
