@@ -14,7 +14,8 @@ from odoo import Command, fields
 
 from odoo.tools import float_is_zero
 
-from .base_tool import ToolError, agent_tool, escape_like, finite_number, find_record, money, parse_date, positive_number
+from .base_tool import (ToolError, agent_tool, escape_like, finite_number, find_record, line_objects, money, parse_date,
+                        positive_number)
 
 MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
 
@@ -58,12 +59,8 @@ def _invoice_lines(env, lines):
     """Odoo commands for ``[{product?, description?, quantity, price_unit?}]``:
     a line needs a product (Odoo sets its price, taxes and account) or a
     description with a price_unit."""
-    if not isinstance(lines, list) or not lines:
-        raise ToolError("lines must be a non-empty list of {product or description, quantity, price_unit?}")
     commands = []
-    for index, line in enumerate(lines, start=1):
-        if not isinstance(line, dict):
-            raise ToolError(f"line {index} must be an object")
+    for index, line in line_objects(lines, "{product or description, quantity, price_unit?}"):
         quantity = positive_number(line.get("quantity", 1), f"line {index}: quantity")
         values = {"quantity": quantity}
         if line.get("product") not in (None, ""):

@@ -152,6 +152,18 @@ class ProductLine(NamedTuple):
     uom: object      # uom.uom: the line's unit, by default the product's
 
 
+def line_objects(lines, shape: str):
+    """``(index, line)`` for each line of a tool's ``lines`` argument, index
+    from 1. Raises ToolError unless ``lines`` is a non-empty list of objects
+    (``shape`` names their keys in the message)."""
+    if not isinstance(lines, list) or not lines:
+        raise ToolError(f"lines must be a non-empty list of {shape}")
+    for index, line in enumerate(lines, start=1):
+        if not isinstance(line, dict):
+            raise ToolError(f"line {index} must be an object {shape}")
+        yield index, line
+
+
 def product_lines(env, lines, domain=None, vendor_units=False) -> list[ProductLine]:
     """Parsed ``lines`` of a tool (``[{product, quantity, uom?, ...}]``,
     products by id or name within ``domain``). A line's unit (id or name) is
@@ -159,12 +171,8 @@ def product_lines(env, lines, domain=None, vendor_units=False) -> list[ProductLi
     its vendors' units when ``vendor_units`` (purchase lines, stock moves).
     A quantity must be above 0 at the unit's rounding. Raises ToolError
     naming the faulty line."""
-    if not isinstance(lines, list) or not lines:
-        raise ToolError("lines must be a non-empty list of {product, quantity}")
     parsed = []
-    for index, line in enumerate(lines, start=1):
-        if not isinstance(line, dict):
-            raise ToolError(f"line {index} must be an object with product and quantity")
+    for index, line in line_objects(lines, "{product, quantity}"):
         product = find_record(env, "product.product", line.get("product"), label="product", domain=domain)
         quantity = positive_number(line.get("quantity"), f"line {index}: quantity")
         uom = product.uom_id

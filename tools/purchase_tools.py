@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import ToolError, agent_tool, find_record, money, order_summary, parse_date, product_lines
+from .base_tool import ToolError, agent_tool, find_record, finite_number, money, order_summary, parse_date, product_lines
 
 
 def _order_summary(order) -> dict:
@@ -27,7 +27,7 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
         if line.get("uom"):  # else Odoo takes the vendor's unit
             values["product_uom_id"] = uom.id
         if line.get("price_unit") is not None:
-            values["price_unit"] = float(line["price_unit"])
+            values["price_unit"] = finite_number(line["price_unit"], "price_unit")
         commands.append(Command.create(values))
     order_values = {"partner_id": partner.id, "order_line": commands}
     if date_planned:

@@ -101,7 +101,7 @@ def _period_domain(model, date_field, date_from, date_to):
 def _label(value):
     if hasattr(value, "_name"):  # a record
         return value.display_name if value else "None"
-    if isinstance(value, (datetime,)):
+    if isinstance(value, datetime):
         return fields.Datetime.to_string(value)[:10]
     if hasattr(value, "isoformat"):
         return value.isoformat()

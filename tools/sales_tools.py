@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import (ToolError, agent_tool, clamp_limit, find_record, money, order_summary, parse_date, product_lines,
-                        user_action_needed)
+from .base_tool import (ToolError, agent_tool, clamp_limit, find_record, finite_number, money, order_summary, parse_date,
+                        product_lines, user_action_needed)
 
 
 def _order_summary(order) -> dict:
@@ -24,9 +24,9 @@ def create_quotation(env, partner, lines, note=None, validity_date=None):
         if line.get("uom"):
             values["product_uom_id"] = uom.id
         if line.get("price_unit") is not None:
-            values["price_unit"] = float(line["price_unit"])
+            values["price_unit"] = finite_number(line["price_unit"], f"line {index + 1}: price_unit")
         if line.get("discount") is not None:
-            discount = float(line["discount"])
+            discount = finite_number(line["discount"], f"line {index + 1}: discount")
             if not 0 <= discount <= 100:
                 raise ToolError(f"line {index + 1}: discount is a percentage between 0 and 100")
             values["discount"] = discount
