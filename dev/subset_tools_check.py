@@ -45,10 +45,10 @@ def app_installed(tool):
 
 
 for tool in app_tools:
-    app_installed_ = app_installed(tool)
-    if tool._is_available(user_env) != app_installed_:
-        problems.append(f"{tool.name}: available={not app_installed_} while {tool.required_module} is "
-                        f"{'installed' if app_installed_ else 'not installed'}")
+    expected = app_installed(tool)
+    if tool._is_available(user_env) != expected:
+        problems.append(f"{tool.name}: available={not expected} while {tool.required_module} is "
+                        f"{'installed' if expected else 'not installed'}")
 
 # 2. the agent offers exactly the tools of installed apps
 offered = agent._get_available_tools()

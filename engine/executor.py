@@ -49,7 +49,8 @@ class Executor:
         this very call, so the confirmation gate is skipped; ``tool_call_id``
         links the audit row to the transcript."""
         started = time.monotonic()
-        if not tool._is_available(self.agent._get_execution_env()):
+        env = self.agent._get_execution_env()
+        if not tool._is_available(env):
             apps = " or ".join(tool._get_required_modules()) or "its"
             return self._finish(tool, params, started, ExecutionResult(False, error=(
                 f"{tool.name} is not available here: it needs the {apps} app installed and "
@@ -66,7 +67,6 @@ class Executor:
                                 tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
-        env = self.agent._get_execution_env()
         env.flush_all()
         try:
             # Reads get a savepoint too (without flush): a failed query must not
