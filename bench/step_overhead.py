@@ -1,0 +1,159 @@
+"""Agent overhead per ReAct step against a bare ``call_kw`` doing the same
+read, over real HTTP on a real Odoo server, in one run.
+
+A step is one LLM round trip that asks for ``odoo_search_read`` on
+``res.partner`` plus the tool call, its observation and the transcript and
+audit rows. It is measured as ``(T(K steps) - T(0 steps)) / K`` of turns sent
+through ``/agentic_ai/chat/send`` on threads that already hold ``M`` prior
+messages, so the per-turn costs (request, lock, history read, final answer)
+cancel out. The baseline is ``/web/dataset/call_kw`` running ``search_read``
+with the same domain, fields and limit as the tool call. The LLM is the
+scripted server, in this process (another process than Odoo, as a real LLM
+would be); the time spent inside it is shown apart.
+
+Run with ``bash bench/step_overhead.sh`` after ``make test`` (it uses, and
+changes, the ``agentic_test`` database). Prints one line per history size
+``M`` and the ratio per step / call_kw.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402 - after the path is set
+
+HISTORY_SIZES = [int(n) for n in os.environ.get("BENCH_HISTORY", "0,50,200,500").split(",")]
+STEPS = int(os.environ.get("BENCH_STEPS", "10"))
+REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
+DB = os.environ.get("AGENTIC_AI_TEST_DB", "agentic_test")
+DOMAIN = [["is_company", "=", True]]
+LIMIT = 10
+# The fields odoo_search_read returns when the model asks for none (tools/orm_tool.SUMMARY_FIELDS on res.partner).
+FIELDS = ["display_name", "name", "email", "phone", "company_id"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def odoo_command(*args: str) -> list[str]:
+    env = os.environ
+    return [f"{env['VENV']}/bin/python", f"{env['ODOO']}/odoo-bin", *args,
+            f"--addons-path={env['ODOO']}/addons,{env['ADDONS']}", f"--db_host={env['PGHOST']}",
+            f"--db_port={env['PGPORT']}", f"--db_user={env['PGUSER']}", f"--data-dir={env['DATA_DIR']}",
+            "--log-level=warn"]
+
+
+def reply(request: dict) -> dict:
+    """``steps=K`` in the user's message: K tool calls, then an answer."""
+    messages = request["messages"]
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    wanted = int(messages[last_user]["content"].split("steps=")[1].split()[0])
+    done = sum(1 for m in messages[last_user:] if m["role"] == "tool")
+    if done < wanted:
+        return {"tool_calls": [{"name": "odoo_search_read",
+                                "arguments": {"model": "res.partner", "domain": DOMAIN, "limit": LIMIT}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+    return {"content": "done", "usage": {"prompt_tokens": 100, "completion_tokens": 2}}
+
+
+def prepare(llm_url: str) -> dict:
+    """Point the default agent at the scripted server and make the threads:
+    ``{"M,K": [thread ids]}``, each with M prior messages."""
+    script = (ROOT / "bench" / "step_overhead_prep.py").read_text()
+    env = {**os.environ, "BENCH_LLM_URL": llm_url, "BENCH_HISTORY": ",".join(map(str, HISTORY_SIZES)),
+           "BENCH_STEPS": str(STEPS), "BENCH_REPEATS": str(REPEATS)}
+    out = subprocess.run(odoo_command("shell", "-d", DB, "--no-http"), input=script, text=True, env=env,
+                         capture_output=True, check=False)
+    line = next((l for l in out.stdout.splitlines() if l.startswith("THREADS ")), None)
+    if out.returncode or not line:
+        sys.exit(f"preparation failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return json.loads(line.removeprefix("THREADS "))
+
+
+def rpc(client: httpx.Client, path: str, params: dict) -> dict:
+    response = client.post(path, json={"jsonrpc": "2.0", "method": "call", "id": 1, "params": params})
+    body = response.json()
+    if "error" in body:
+        sys.exit(f"{path}: {json.dumps(body['error'])[:2000]}")
+    return body["result"]
+
+
+def main() -> None:
+    scenario = Scenario()
+    scenario.add(reply, uses=None)
+    llm = ScriptedLLMServer(scenario).start()
+    threads = prepare(llm.base_url)
+    port = free_port()
+    server = subprocess.Popen(odoo_command("server", "-d", DB, f"--http-port={port}", "--http-interface=127.0.0.1",
+                                           "--workers=0", "--max-cron-threads=0"),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base, timeout=300) as client:
+            for _ in range(300):
+                try:
+                    if client.get("/web/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.2)
+            rpc(client, "/web/session/authenticate", {"db": DB, "login": "admin", "password": "admin"})
+
+            def call_kw():
+                started = time.perf_counter()
+                rpc(client, "/web/dataset/call_kw/res.partner/search_read", {
+                    "model": "res.partner", "method": "search_read", "args": [],
+                    "kwargs": {"domain": DOMAIN, "fields": FIELDS, "limit": LIMIT}})
+                return (time.perf_counter() - started) * 1000
+
+            for _ in range(20):  # warm-up: caches, prepared queries
+                call_kw()
+            baseline = statistics.median(call_kw() for _ in range(200))
+
+            def turn(thread_id: int, steps: int) -> tuple[float, float]:
+                """(ms of the whole request, ms of it spent inside the scripted LLM server)"""
+                first = len(scenario.requests)
+                started = time.perf_counter()
+                result = rpc(client, "/agentic_ai/chat/send", {"thread_id": thread_id, "message": f"steps={steps} go"})
+                elapsed = (time.perf_counter() - started) * 1000
+                if result["result"]["tool_calls"] != steps or result["result"]["state"] != "completed":
+                    sys.exit(f"turn went wrong: {json.dumps(result['result'])[:1000]}")
+                inside = sum(r.get("server_ms", 0.0) for r in scenario.requests[first:])
+                del scenario.requests[:]
+                return elapsed, inside
+
+            warm = threads[f"{HISTORY_SIZES[0]},{STEPS}"].pop()
+            turn(warm, STEPS)  # warm-up
+            print(f"call_kw search_read res.partner (limit {LIMIT}): {baseline:.2f} ms (baseline)")
+            print(f"per step = (turn of {STEPS} tool steps - turn of 0 steps) / {STEPS}; medians of {REPEATS - 1} turns")
+            print(f"{'prior messages':>15} {'per step ms':>12} {'of it in LLM':>13} {'ratio':>7}   "
+                  f"{'turn 0 steps':>13} {'turn K steps':>13}")
+            for size in HISTORY_SIZES:
+                zero = [turn(t, 0) for t in threads[f"{size},0"]]
+                many = [turn(t, STEPS) for t in threads[f"{size},{STEPS}"]]
+                t0, i0 = statistics.median(z[0] for z in zero), statistics.median(z[1] for z in zero)
+                tk, ik = statistics.median(m[0] for m in many), statistics.median(m[1] for m in many)
+                step, inside = (tk - t0) / STEPS, (ik - i0) / STEPS
+                print(f"{size:>15} {step:>12.2f} {inside:>13.2f} {step / baseline:>6.2f}x   {t0:>10.1f} ms {tk:>10.1f} ms")
+    finally:
+        server.terminate()
+        server.wait(30)
+        llm.stop()
+
+
+if __name__ == "__main__":
+    main()
