@@ -2,7 +2,9 @@
 # Installs, upgrades, uninstalls and reinstalls agentic_ai next to subsets of
 # the six Odoo apps its tools use (issue 4, point 4): `none` (base only),
 # `sale` (sale_management only) and `all` (the apps of `make test`). On each,
-# after the upgrade, dev/subset_tools_check.py checks that the tools of the
+# dev/subset_admin_edits.py changes tools as an administrator would before
+# the upgrade; after it, dev/subset_tools_check.py checks that those values
+# were kept and the definitions' own fields restored, that the tools of the
 # missing apps are neither offered nor callable and that the others run;
 # dev/subset_uninstall_check.py uninstalls the module and checks that nothing
 # of it is left; then the module is installed again. A subset fails when a
@@ -45,6 +47,7 @@ run_subset() (  # run_subset NAME: prints the subset's line; exits non-zero when
     copy_db "$TEMPLATE_DB" "$db"
     odoo_step install -d "$db" -i agentic_ai --stop-after-init --http-port="$(free_port)"
     note "install ok"
+    odoo_step edits shell -d "$db" --no-http <"$ROOT/dev/subset_admin_edits.py"
     odoo_step upgrade -d "$db" -u agentic_ai --stop-after-init --http-port="$(free_port)"
     note "upgrade ok"
     checked=ok

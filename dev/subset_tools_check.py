@@ -11,7 +11,9 @@ tools of the installed apps run. Prints what it finds, then
 step that follows meets a module that has been used.
 """
 from odoo.addons.agentic_ai.engine.executor import Executor
-from odoo.addons.agentic_ai.engine.safety import SafetyGuard
+from odoo.addons.agentic_ai.engine.run_context import build_run_context, unavailable_reason
+from odoo.addons.agentic_ai.engine.tool_spec import ToolSpec
+from odoo.addons.agentic_ai.tools.registry import definitions
 
 problems = []
 installed = set(env["ir.module.module"].search([("state", "=", "installed")]).mapped("name"))
@@ -20,7 +22,7 @@ admin = env.ref("base.user_admin")
 agent = env.ref("agentic_ai.agent_general_assistant").with_user(admin)
 user_env = agent._get_execution_env()
 thread = env["agentic.ai.thread"].with_user(admin).create({"agent_id": agent.id, "name": "App subsets check"})
-executor = Executor(agent, thread, SafetyGuard(agent))
+executor = Executor(build_run_context(agent, thread), thread)
 
 
 def sample(schema):
@@ -46,7 +48,7 @@ def app_installed(tool):
 
 for tool in app_tools:
     expected = app_installed(tool)
-    if tool._is_available(user_env) != expected:
+    if (not unavailable_reason(ToolSpec.from_record(tool), user_env)) != expected:
         problems.append(f"{tool.name}: available={not expected} while {tool.required_module} is "
                         f"{'installed' if expected else 'not installed'}")
 
@@ -67,7 +69,7 @@ for tool in app_tools.filtered(lambda t: not app_installed(t)):
     if tool._validate_params(params):
         problems.append(f"{tool.name}: the check built invalid arguments {params}: {tool._validate_params(params)}")
         continue
-    result = executor.execute(tool.with_user(admin), params, confirmed=True)
+    result = executor.execute(tool.name, params, confirmed=True)
     print(f"missing app {tool.required_module}: {tool.name}{params} -> success={result.success}, error={result.error!r}")
     if result.success:
         problems.append(f"{tool.name} ran although {tool.required_module} is not installed: {result.data!r}")
@@ -93,7 +95,7 @@ smoke_calls = {
 }
 ran = []
 for tool in offered.filtered(lambda t: t.name in smoke_calls):
-    result = executor.execute(tool.with_user(admin), smoke_calls[tool.name])
+    result = executor.execute(tool.name, smoke_calls[tool.name])
     print(f"installed: {tool.name} -> success={result.success}, error={result.error!r}")
     if result.success:
         ran.append(tool.name)
@@ -103,6 +105,34 @@ if "odoo_search_read" not in ran:
     problems.append("odoo_search_read on res.partner did not run")
 if "sale" in installed and "create_quotation" not in ran:
     problems.append("create_quotation did not run although sale is installed")
+
+# 5. the upgrade kept what the administrator set and restored what the code
+# defines (dev/subset_admin_edits.py made the changes before the upgrade)
+Tool = env["agentic.ai.tool"].with_context(active_test=False)
+info = env.ref("agentic_ai.tool_odoo_get_model_info")
+if (info.label, info.sequence, info.requires_confirmation) != ("Admin label", 77, True):
+    problems.append(f"the administrator's label/sequence/confirmation of odoo_get_model_info were not kept: "
+                    f"{(info.label, info.sequence, info.requires_confirmation)}")
+if env.ref("agentic_ai.tool_odoo_get_available_models").active:
+    problems.append("odoo_get_available_models, archived by the administrator, is active again")
+search = env.ref("agentic_ai.tool_odoo_search_read")
+definition = next(d for d in definitions("agentic_ai") if d.name == "odoo_search_read")
+if (search.description, search.risk_level) != (definition.description, definition.risk_level):
+    problems.append(f"odoo_search_read's description and risk were not restored from its definition: "
+                    f"{search.risk_level!r}, {search.description[:40]!r}")
+removed = env.ref("agentic_ai.tool_removed_tool", raise_if_not_found=False)
+if not removed or removed.active:
+    problems.append(f"the tool whose definition disappeared should be archived, not deleted: {removed!r}")
+made, ran_admin = Tool.search([("name", "=", "admin_python_tool")]), None
+if made:
+    agent.sudo().write({"tool_ids": [(4, made.id)]})
+    ran_admin = Executor(build_run_context(agent, thread), thread).execute("admin_python_tool", {})
+if not ran_admin or not ran_admin.success or ran_admin.data != {"made_by": "admin", "uid": admin.id}:
+    problems.append(f"the administrator's Python Code tool does not work after the upgrade: {ran_admin}")
+expected_tools = {d.name for d in definitions("agentic_ai")}
+synced = set(Tool.search([("tool_type", "in", ("native", "orm_crud"))]).mapped("name")) - {"removed_tool"}
+if synced != expected_tools:
+    problems.append(f"tool records {sorted(synced ^ expected_tools)} differ from the definitions")
 
 for problem in problems:
     print("PROBLEM:", problem)

@@ -1,9 +1,10 @@
 """Executor (spec 000 §4.6): the one path by which a tool runs.
 
 validate_params → safety check → sanitize_params → execution env →
-savepoint → execute → log. Every failure becomes an ``ExecutionResult``
-with ``success=False`` and a message the model can act on; whatever the
-tool wrote before failing is rolled back to the savepoint."""
+savepoint → execute → log, on the run's frozen RunContext. Every failure
+becomes an ``ExecutionResult`` with ``success=False`` and a message the
+model can act on; whatever the tool wrote before failing is rolled back to
+the savepoint. Each call is logged once, with its final tool-call id."""
 from __future__ import annotations
 
 import logging
@@ -12,10 +13,16 @@ from dataclasses import dataclass
 
 import psycopg2
 
+from odoo import Command
 from odoo.exceptions import AccessError, MissingError, UserError, ValidationError
+from odoo.tools.safe_eval import safe_eval
 
-from ..tools.base_tool import ToolError
-from .safety import CONFIRM_REQUIRED, DENY
+from ..llm import ToolCall
+from ..tools.registry import ToolError
+from .run_context import RunContext
+from .safety import CONFIRM_REQUIRED, DENY, SafetyGuard
+from .tool_spec import ToolSpec
+from .touched_models import touched_models
 
 _logger = logging.getLogger(__name__)
 
@@ -24,10 +31,11 @@ EXPECTED_ERRORS = (ToolError, UserError, ValidationError, AccessError, MissingEr
                    KeyError, psycopg2.Error)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExecutionResult:
-    """Outcome of one tool call. ``data`` is the tool's JSON-safe result;
-    ``duration_ms`` is wall time in milliseconds."""
+    """Outcome of one tool call (spec §4.6). ``data`` is the tool's
+    JSON-safe result; ``duration_ms`` wall time in milliseconds;
+    ``confirmation_needed`` means nothing ran and the user must approve."""
     success: bool
     data: object = None
     error: str | None = None
@@ -37,77 +45,119 @@ class ExecutionResult:
 
 
 class Executor:
-    """Runs tool calls for one thread; ``agent``/``thread`` are records."""
+    """Runs the tool calls of one run of ``thread`` as the run's user."""
 
-    def __init__(self, agent, thread, guard):
-        self.agent = agent
+    def __init__(self, context: RunContext, thread):
+        self.context = context
         self.thread = thread
-        self.guard = guard
+        self.env = thread.env(user=context.run_as_user_id, su=False)
+        self.guard = SafetyGuard(context)
+        self.log = thread.env["agentic.ai.execution.log"]
 
-    def execute(self, tool, params: dict, *, confirmed: bool = False, tool_call_id: str = "") -> ExecutionResult:
-        """Run ``tool`` with ``params``. ``confirmed`` means the user approved
-        this very call, so the confirmation gate is skipped; ``tool_call_id``
-        links the audit row to the transcript."""
+    def execute_call(self, call: ToolCall, finish_reason: str = "") -> ExecutionResult:
+        """Run a call as the model sent it. A call that cannot be run (a
+        name or arguments the model got wrong) gets an error result naming
+        the problem, and is logged like any other."""
+        if call.parse_error and call.parse_error.startswith("invalid tool name"):
+            error = f"{call.parse_error}; call only: {', '.join(sorted(self.context.tools))}"
+        elif call.parse_error:
+            cut = (" The answer was cut off (finish_reason: length) before the arguments were complete; send a "
+                   "shorter call." if finish_reason == "length" else "")
+            error = f"the arguments of {call.name} are not valid JSON, nothing was run: {call.parse_error}.{cut}"
+        else:
+            return self.execute(call.name, call.arguments, tool_call_id=call.id)
+        return self._record(call.name, call.raw_arguments or call.arguments, (), time.monotonic(),
+                            ExecutionResult(False, error=error), call.id)
+
+    def execute(self, tool_name: str, params, *, confirmed: bool = False, tool_call_id: str = "") -> ExecutionResult:
+        """Run tool ``tool_name`` of the run with ``params``. ``confirmed``
+        means the user approved this very call, so the confirmation gate is
+        skipped; ``tool_call_id`` links the log row to the transcript. A
+        call that needs confirmation is not run and not logged."""
         started = time.monotonic()
-        env = self.agent._get_execution_env()
-        if not tool._is_available(env):
-            apps = " or ".join(tool._get_required_modules()) or "its"
-            return self._finish(tool, params, started, ExecutionResult(False, error=(
-                f"{tool.name} is not available here: it needs the {apps} app installed and "
-                f"read access to {tool.model_names or 'its models'}")), tool_call_id)
-        errors = tool._validate_params(params)
+        spec = self.context.tools.get(tool_name)
+        if spec is None:
+            return self._record(tool_name, params, (), started,
+                                ExecutionResult(False, error=self._unknown(tool_name)), tool_call_id)
+        errors = spec.validate(params)
         if errors:
-            return self._finish(tool, params, started, ExecutionResult(
-                False, error=f"invalid arguments for {tool.name}: " + "; ".join(errors)), tool_call_id)
+            touched = touched_models(self.env, spec, params) if isinstance(params, dict) else spec.model_names
+            return self._record(tool_name, params, touched, started, ExecutionResult(
+                False, error=f"invalid arguments for {tool_name}: " + "; ".join(errors)), tool_call_id)
         # Sanitize first: the guard must judge exactly what will run.
-        params = tool._sanitize_params(params)
-        decision = self.guard.check(tool, params, confirmed=confirmed)
+        params = spec.sanitize(params)
+        touched = touched_models(self.env, spec, params)
+        decision = self.guard.check(spec, touched, confirmed=confirmed)
         if decision.verdict == DENY:
-            return self._finish(tool, params, started, ExecutionResult(False, error=f"refused by the safety rules: {decision.reason}"),
-                                tool_call_id)
+            return self._record(tool_name, params, touched, started, ExecutionResult(
+                False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
-        env.flush_all()
+        self.env.flush_all()
         try:
             # Reads get a savepoint too (without flush): a failed query must not
             # abort the request's transaction.
-            with env.cr.savepoint(flush=not tool.is_read_only):
-                data = tool.with_env(env)._execute(env, params)
-                env.flush_all()
+            with self.env.cr.savepoint(flush=not spec.read_only):
+                data = self._run(spec, params)
+                self.env.flush_all()
             result = ExecutionResult(True, data=data)
         except EXPECTED_ERRORS as exc:
-            result = ExecutionResult(False, error=self._describe(exc, tool))
+            result = ExecutionResult(False, error=self._describe(exc, spec))
         except Exception as exc:  # noqa: BLE001 - a tool bug must not end the run; it is logged with its traceback
-            _logger.exception("Tool %s failed unexpectedly", tool.name)
-            result = ExecutionResult(False, error=self._describe(exc, tool))
-        return self._finish(tool, params, started, result, tool_call_id)
+            _logger.exception("Tool %s failed unexpectedly", tool_name)
+            result = ExecutionResult(False, error=self._describe(exc, spec))
+        return self._record(tool_name, params, touched, started, result, tool_call_id)
+
+    def _run(self, spec: ToolSpec, params: dict):
+        """Call the tool in the run's environment; returns JSON-safe data."""
+        if spec.function is not None:
+            return spec.function(self.env, **params)
+        if spec.tool_type == "server_action":
+            action = self.env["ir.actions.server"].browse(spec.server_action_id)
+            ctx = {"active_model": params.get("model") or action.model_id.model}
+            if params.get("record_ids"):
+                ctx.update(active_ids=params["record_ids"], active_id=params["record_ids"][0])
+            result = action.with_context(**ctx).run()
+            return {"server_action": action.name,
+                    "result": result if isinstance(result, (dict, list, str, int, float, bool)) else None}
+        if spec.tool_type == "python_code":
+            local = {"env": self.env, "params": params, "Command": Command, "UserError": UserError, "result": None}
+            safe_eval(spec.python_code, local, mode="exec", filename=f"agentic_ai.tool.{spec.name}")
+            return local.get("result")
+        raise ToolError(spec.problem or f"{spec.name} cannot be run (tool type {spec.tool_type})")
+
+    def _unknown(self, tool_name: str) -> str:
+        if tool_name in self.context.unavailable:
+            return self.context.unavailable[tool_name]
+        return f"unknown tool {tool_name!r}. Available tools: {', '.join(sorted(self.context.tools))}"
 
     @staticmethod
-    def _describe(exc: Exception, tool) -> str:
+    def _describe(exc: Exception, spec: ToolSpec) -> str:
         message = exc.args[0] if isinstance(exc, (UserError, ToolError)) and exc.args else str(exc)
         if isinstance(exc, psycopg2.Error):
             message = (exc.pgerror or str(exc)).strip().split("\n")[0]
         label = "" if isinstance(exc, ToolError) else f"{type(exc).__name__}: "
-        suffix = "" if tool.is_read_only else " Nothing was saved: the changes of this call were rolled back."
+        suffix = "" if spec.read_only else " Nothing was saved: the changes of this call were rolled back."
         return f"{label}{message}{suffix}"
 
-    def _finish(self, tool, params, started, result: ExecutionResult, tool_call_id: str = "") -> ExecutionResult:
-        result.duration_ms = int((time.monotonic() - started) * 1000)
+    def _record(self, tool_name: str, params, touched: tuple[str, ...], started: float, result: ExecutionResult,
+                tool_call_id: str) -> ExecutionResult:
+        """``result`` with its duration, after writing its audit row."""
+        duration_ms = int((time.monotonic() - started) * 1000)
         data = result.data if isinstance(result.data, dict) else {}
         record_ids = data.get("ids") or ([data["id"]] if isinstance(data.get("id"), int) else None)
-        model_names = tool._get_model_names(params)
-        self.thread.env["agentic.ai.execution.log"].log(
+        self.log.log(
             "tool_execution",
             thread=self.thread,
-            tool_name=tool.name,
+            tool_name=tool_name,
             tool_call_id=tool_call_id or False,
-            model_name=model_names[0] if model_names else False,
+            model_name=touched[0] if touched else False,
             record_ids=record_ids,
             input_data=params,
             output_data=result.data,
             before_snapshot=data.get("before"),
             success=result.success,
             error_message=result.error or False,
-            duration_ms=result.duration_ms,
+            duration_ms=duration_ms,
         )
-        return result
+        return ExecutionResult(result.success, result.data, result.error, duration_ms)

@@ -1,20 +1,20 @@
 """SafetyGuard (spec 000 §7.2): decides, before anything runs, whether a
 tool call is allowed, needs the user's confirmation, or is refused.
 
-This first version protects the addon's own models, checks the agent's
-allowed/blocked model lists and its confirmation policy; safety-rule records and rate limits join the chain
-with their models (spec §3.9, §7.5)."""
+This version protects the addon's own models, checks the agent's allowed
+and blocked models and its confirmation policy; safety-rule records and
+rate limits join the chain with their models (spec §3.9, §7.5)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..tools.orm_tool import touched_models
+from .run_context import RunContext
+from .tool_spec import ToolSpec
 
 ALLOW = "allow"
 CONFIRM_REQUIRED = "confirm_required"
 DENY = "deny"
 
-DESTRUCTIVE_RISKS = ("high", "variable")
 PROTECTED_PREFIX = "agentic.ai."
 
 
@@ -31,30 +31,27 @@ class SafetyDecision:
 
 
 class SafetyGuard:
-    """The check chain for one agent run. ``agent`` is an
-    ``agentic.ai.agent`` record."""
+    """The check chain of one run, on its RunContext."""
 
-    def __init__(self, agent):
-        self.agent = agent
+    def __init__(self, context: RunContext):
+        self.context = context
 
-    def check(self, tool, params: dict, confirmed: bool = False) -> SafetyDecision:
+    def check(self, spec: ToolSpec, touched: tuple[str, ...], confirmed: bool = False) -> SafetyDecision:
         """Run the chain in order, the first non-ALLOW verdict wins.
-        ``confirmed`` skips the confirmation gate (the user already approved)."""
-        for decision in (self._check_model_access(tool, params),
-                         SafetyDecision(ALLOW) if confirmed else self._check_confirmation_needed(tool)):
-            if not decision.allowed:
-                return decision
-        return SafetyDecision(ALLOW)
+        ``touched`` are the models the call reaches (engine.touched_models);
+        ``confirmed`` skips the confirmation gate (the user approved this call)."""
+        decision = self._check_model_access(touched)
+        if decision.allowed and not confirmed:
+            decision = self._check_confirmation_needed(spec)
+        return decision
 
-    def _check_model_access(self, tool, params: dict) -> SafetyDecision:
+    def _check_model_access(self, touched: tuple[str, ...]) -> SafetyDecision:
         """The agent's own models are always refused (an agent must not edit
         its configuration, conversations or audit log); the agent's blocked
         models are refused; when allowed models are set, everything else is
-        refused. Models written through one2many/many2many values count."""
-        agent = self.agent.sudo()
-        blocked = set(agent.blocked_model_ids.mapped("model"))
-        allowed = set(agent.allowed_model_ids.mapped("model"))
-        for model_name in self._touched_models(tool, params):
+        refused."""
+        allowed, blocked = self.context.allowed_models, self.context.blocked_models
+        for model_name in touched:
             if model_name.startswith(PROTECTED_PREFIX):
                 return SafetyDecision(DENY, f"agents may not read or change {model_name} (the agent's own data)")
             if model_name in blocked:
@@ -63,25 +60,15 @@ class SafetyGuard:
                 return SafetyDecision(DENY, f"the agent may only access: {', '.join(sorted(allowed))}")
         return SafetyDecision(ALLOW)
 
-    def _touched_models(self, tool, params: dict) -> list[str]:
-        """The tool's models plus the comodels of relational fields in a
-        generic tool's ``values``, at every depth (a write can change lines
-        through them)."""
-        names = list(tool._get_model_names(params))
-        model_name = params.get("model")
-        if isinstance(model_name, str) and model_name in self.agent.env:
-            names += sorted(touched_models(self.agent.env[model_name], params.get("values")))
-        return names
-
-    def _check_confirmation_needed(self, tool) -> SafetyDecision:
+    def _check_confirmation_needed(self, spec: ToolSpec) -> SafetyDecision:
         """Tool-level ``requires_confirmation`` always asks; the agent's
         ``require_confirmation`` asks for every write (``always``) or for
-        high-risk tools (``destructive``)."""
-        policy = self.agent.require_confirmation
-        if tool.requires_confirmation and policy != "never":
-            return SafetyDecision(CONFIRM_REQUIRED, f"{tool.label or tool.name} always requires confirmation")
-        if policy == "always" and not tool.is_read_only:
-            return SafetyDecision(CONFIRM_REQUIRED, f"{tool.label or tool.name} changes data ({tool.risk_level} risk)")
-        if policy == "destructive" and tool.risk_level in DESTRUCTIVE_RISKS:
-            return SafetyDecision(CONFIRM_REQUIRED, f"{tool.label or tool.name} is a {tool.risk_level}-risk operation")
+        destructive tools (``destructive``: high- and variable-risk by default)."""
+        policy = self.context.require_confirmation
+        if spec.requires_confirmation and policy != "never":
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} always requires confirmation")
+        if policy == "always" and not spec.read_only:
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data ({spec.risk_level} risk)")
+        if policy == "destructive" and spec.is_destructive:
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} is a {spec.risk_level}-risk operation")
         return SafetyDecision(ALLOW)

@@ -59,7 +59,7 @@ class ProviderConfig:
                 f"model={self.model!r}, api_key={'***' if self.api_key else ''!r})")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolCall:
     """One function call requested by the model.
 
@@ -77,7 +77,7 @@ class ToolCall:
     provider_data: dict = field(default_factory=dict)  # opaque data to send back with the call (Gemini thoughtSignature)
 
 
-@dataclass
+@dataclass(frozen=True)
 class LLMResponse:
     """A complete (non-streamed) model answer. Token counts come from the
     provider's ``usage`` when it sends one, else from ``count_tokens``."""
@@ -89,7 +89,7 @@ class LLMResponse:
     finish_reason: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class LLMStreamChunk:
     """One piece of a streamed answer: a text delta, or tool calls that are
     complete (never partial JSON), and on the last chunk the finish reason and

@@ -9,6 +9,7 @@ format) or the ``<tool_call>`` prompt protocol of ``prompt_tools``.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator
 
@@ -61,10 +62,8 @@ class OllamaAdapter(OpenAIAdapter):
             return super().chat_completion(messages, tools, **kwargs)
         response = super().chat_completion(self._prompt_messages(messages, tools), None, **kwargs)
         calls, text = parse_tool_calls(response.content)
-        response.tool_calls, response.content = calls, text or None
-        if calls and response.finish_reason == "stop":
-            response.finish_reason = "tool_calls"
-        return response
+        finish_reason = "tool_calls" if calls and response.finish_reason == "stop" else response.finish_reason
+        return dataclasses.replace(response, tool_calls=calls, content=text or None, finish_reason=finish_reason)
 
     def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
         if not self.prompt_tools:
@@ -95,10 +94,8 @@ class OllamaAdapter(OpenAIAdapter):
             if tail.strip():
                 yield LLMStreamChunk(content=tail, model=model)
         final = final or LLMStreamChunk(finish_reason="stop")
-        final.tool_calls = calls
-        if calls and final.finish_reason == "stop":
-            final.finish_reason = "tool_calls"
-        yield final
+        finish_reason = "tool_calls" if calls and final.finish_reason == "stop" else final.finish_reason
+        yield dataclasses.replace(final, tool_calls=calls, finish_reason=finish_reason)
 
     def _native_root(self) -> str:
         base = self.config.base_url.rstrip("/")

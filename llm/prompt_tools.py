@@ -11,6 +11,7 @@ JSON is an answer, not a call.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -120,6 +121,5 @@ def parse_tool_calls(text: str | None, id_prefix: str = "") -> tuple[list[ToolCa
                 prose = [text]
         else:
             prose = [text]
-    for index, call in enumerate(calls):
-        call.id = f"{id_prefix}{index}" if id_prefix else ""
+    calls = [dataclasses.replace(call, id=f"{id_prefix}{index}" if id_prefix else "") for index, call in enumerate(calls)]
     return calls, "".join(prose).strip()

@@ -1,6 +1,7 @@
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ..engine.run_context import compile_tools
 from ..engine.runtime import AgentRuntime
 
 DEFAULT_SYSTEM_PROMPT = """You are an AI assistant working inside the Odoo ERP of {company_name}.
@@ -147,7 +148,7 @@ class AgenticAiAgent(models.Model):
             raise UserError(self.env._("Thread %s does not belong to agent %s.", thread_id, self.name))
         thread._check_owner_access()
         self._check_runnable(self.env.user)
-        return AgentRuntime(self, thread).run(user_message)
+        return AgentRuntime(self, thread).run_turn(user_message)
 
     def _check_runnable(self, user):
         """Raise unless ``user`` may use this agent now: access (see
@@ -174,8 +175,8 @@ class AgenticAiAgent(models.Model):
         """The agent's active tools whose Odoo app is installed and whose
         models the executing user can at least read."""
         self.ensure_one()
-        env = self._get_execution_env()
-        return self.tool_ids.filtered(lambda tool: tool.active and tool._is_available(env))
+        available, _unavailable = compile_tools(self.tool_ids, self._get_execution_env())
+        return self.tool_ids.filtered(lambda tool: tool.name in available)
 
     def _build_system_message(self, user=None):
         """The system prompt with ``{current_date}``, ``{user_name}`` and

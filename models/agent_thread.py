@@ -4,8 +4,10 @@ import logging
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
+from ..engine.confirmation import ConfirmationRequest
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
+from ..engine.transcript import llm_messages
 
 _logger = logging.getLogger(__name__)
 
@@ -138,49 +140,26 @@ class AgenticAiThread(models.Model):
         )
 
     @api.private
-    def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None):
-        """Append a tool's observation and mark its call done or failed."""
+    def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None, status=None):
+        """Append a tool's observation and mark its call with ``status``:
+        done, error (by default from ``success``) or rejected."""
         self.ensure_one()
-        call = self.message_ids.filtered(lambda m: m.role == "tool_call" and m.tool_call_id == tool_call_id)
-        call.sudo().write({"tool_status": "done" if success else "error"})
+        status = status or ("done" if success else "error")
+        call = self.env["agentic.ai.thread.message"].sudo().search(
+            [("thread_id", "=", self.id), ("tool_call_id", "=", tool_call_id), ("role", "=", "tool_call")])
+        call.write({"tool_status": status})
         return self._add_message(
-            "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name,
-            tool_status="done" if success else "error",
+            "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
             tool_result_data=json.dumps(data, default=str)[:100000] if data is not None else False,
         )
 
     @api.private
     def get_messages_for_llm(self, system_message=None):
-        """The transcript as neutral LLM messages (see ``llm/base.py``):
-        system prompt first, consecutive ``tool_call`` rows folded into one
-        assistant message with ``tool_calls``, results as ``tool`` messages.
-        Confirmation rows are replayed as the tool result they stand for."""
+        """The transcript as neutral LLM messages (see ``llm/base.py`` and
+        ``engine/transcript.py``), the system prompt first when given."""
         self.ensure_one()
-        messages = [{"role": "system", "content": system_message}] if system_message else []
-        for message in self.message_ids.sorted("id"):
-            if message.role == "user":
-                messages.append({"role": "user", "content": message.content})
-            elif message.role == "assistant":
-                messages.append({"role": "assistant", "content": message.content})
-            elif message.role == "tool_call":
-                call = {"id": message.tool_call_id, "name": message.tool_name, "arguments": message._get_arguments(),
-                        "id_generated": message.tool_call_id_generated,
-                        "provider_data": message.tool_provider_data or {}}
-                last = messages[-1] if messages else None
-                if last and last["role"] == "assistant" and last.get("tool_calls") and not last.get("_closed"):
-                    last["tool_calls"].append(call)
-                else:
-                    messages.append({"role": "assistant", "content": message.content or None, "tool_calls": [call]})
-            elif message.role == "tool_result":
-                if messages and messages[-1].get("tool_calls"):
-                    messages[-1]["_closed"] = True
-                messages.append({"role": "tool", "tool_call_id": message.tool_call_id,
-                                 "name": message.tool_name, "content": message.content})
-            elif message.role == "system":
-                messages.append({"role": "system", "content": message.content})
-        for message in messages:
-            message.pop("_closed", None)
-        return messages
+        system = [{"role": "system", "content": system_message}] if system_message else []
+        return system + llm_messages(self.message_ids.sorted("id"))
 
     # ------------------------------------------------------------- form actions
     def action_send_message(self):
@@ -203,17 +182,28 @@ class AgenticAiThread(models.Model):
 
     # ----------------------------------------------------------- confirmation
     @api.private
-    def request_confirmation(self, tool_call, tool, reason):
-        """Pause the thread on ``tool_call`` until the user approves or rejects it."""
+    def request_confirmation(self, request: ConfirmationRequest):
+        """Pause the thread on ``request`` until the user approves or rejects
+        it. Returns the transcript row."""
         self.ensure_one()
-        payload = {"tool_call_id": tool_call.id, "tool": tool.name, "arguments": tool_call.arguments,
-                   "reason": reason, "risk_level": tool.risk_level}
-        self._set_runtime_state(state="waiting_confirmation", pending_confirmation=json.dumps(payload))
-        self._add_message("confirmation_request", reason, tool_call_id=tool_call.id, tool_name=tool.name,
-                          tool_arguments=json.dumps(tool_call.arguments))
+        self._set_runtime_state(state="waiting_confirmation", pending_confirmation=request.to_json())
+        message = self._add_message("confirmation_request", request.reason, tool_call_id=request.tool_call_id,
+                                    tool_name=request.tool, tool_arguments=json.dumps(request.arguments))
         self.env["agentic.ai.execution.log"].log(
-            "confirmation_request", thread=self, tool_name=tool.name, input_data=payload)
-        return payload
+            "confirmation_request", thread=self, tool_name=request.tool, tool_call_id=request.tool_call_id,
+            input_data=request.to_dict())
+        return message
+
+    @api.private
+    def add_confirmation_response(self, request: ConfirmationRequest, approved, reason=""):
+        """Record the user's answer to ``request``. Returns the transcript row."""
+        self.ensure_one()
+        message = self._add_message("confirmation_response", "approved" if approved else f"rejected: {reason}".strip(),
+                                    tool_call_id=request.tool_call_id, tool_name=request.tool)
+        self.env["agentic.ai.execution.log"].log(
+            "confirmation_response", thread=self, tool_name=request.tool, tool_call_id=request.tool_call_id,
+            input_data={"approved": approved, "reason": reason, "arguments": request.arguments})
+        return message
 
     def handle_confirmation(self, approved, reason=None):
         """Resume the paused run: execute the pending call when ``approved``,

@@ -1,19 +1,31 @@
 import json
-import math
+import logging
 
 import jsonschema
 
 from odoo import api, fields, models
-from odoo.exceptions import ValidationError
-from odoo.tools.safe_eval import safe_eval
+from odoo.exceptions import UserError, ValidationError
 
-from ..tools.base_tool import TOOL_NAME_RE, ToolError, resolve_handler
+from ..engine.tool_spec import ToolSpec
+from ..tools.registry import DESTRUCTIVE_RISKS, READ_ONLY_RISKS, TOOL_NAME_RE, TOOL_TYPES, ToolError, definitions, \
+    resolve_handler
 
-READ_ONLY_RISKS = ("low",)
+_logger = logging.getLogger(__name__)
+
+# Fields of a tool defined in code that only its definition sets (tools/registry.py).
+DEFINED_FIELDS = ("name", "description", "tool_type", "handler", "parameter_schema", "risk_level", "is_destructive",
+                  "is_idempotent", "category", "required_module", "model_names")
 
 
 class AgenticAiTool(models.Model):
-    """A tool the agent can call, with its JSON-Schema (spec 000 §3.3)."""
+    """A tool the agent can call, with its JSON-Schema (spec 000 §3.3).
+
+    The tools of ``tools/`` are defined in code (``@agent_tool``) and
+    synchronised into these records on install and upgrade; administrators
+    switch them on and off, rename them, order them, attach them to agents
+    and ask for confirmation. Administrators create other tools in the UI:
+    Python code, a server action, or another record of a registered
+    function (e.g. ``odoo_method_call`` with a narrower description)."""
     _name = "agentic.ai.tool"
     _description = "AI Agent Tool"
     _order = "category, sequence, name"
@@ -31,6 +43,9 @@ class AgenticAiTool(models.Model):
         ("server_action", "Server Action"),
         ("python_code", "Python Code"),
     ], required=True, default="native")
+    is_code_defined = fields.Boolean(
+        compute="_compute_is_code_defined",
+        help="Defined in the code of an addon: only its label, order, activity and confirmation can be changed here.")
     handler = fields.Char(
         help="Dotted path of a registered tool function, e.g. agentic_ai.tools.sales_tools.create_quotation "
              "(native and generic ORM tools).")
@@ -46,6 +61,13 @@ class AgenticAiTool(models.Model):
         ("variable", "Variable"),
     ], required=True, default="medium",
         help="Low tools only read. Variable: depends on the call (treated as high by the safety guard).")
+    is_destructive = fields.Boolean(
+        string="Destructive", compute="_compute_hints", store=True, readonly=False, precompute=True,
+        help="May delete, cancel or irreversibly change data: asked about under the 'Destructive operations' "
+             "confirmation policy. By default set for high- and variable-risk tools.")
+    is_idempotent = fields.Boolean(
+        string="Idempotent", compute="_compute_hints", store=True, readonly=False, precompute=True,
+        help="Calling it twice with the same arguments has the effect of calling it once.")
     category = fields.Selection([
         ("generic", "Generic ORM"),
         ("sales", "Sales"),
@@ -65,10 +87,17 @@ class AgenticAiTool(models.Model):
     requires_confirmation = fields.Boolean(help="Always ask the user before running this tool.")
     is_read_only = fields.Boolean(compute="_compute_is_read_only")
 
-    def write(self, vals):
-        agents = self.env["agentic.ai.agent"].sudo().search([("tool_ids", "in", self.ids)])
-        self.env["agentic.ai.agent"]._check_sudo_agents_editable(agents)
-        return super().write(vals)
+    def _compute_is_code_defined(self):
+        defined = {definition.xml_id for definition in definitions()}
+        external_ids = self._get_external_ids()
+        for tool in self:
+            tool.is_code_defined = bool(defined.intersection(external_ids.get(tool.id, ())))
+
+    @api.depends("risk_level")
+    def _compute_hints(self):
+        for tool in self:
+            tool.is_destructive = tool.risk_level in DESTRUCTIVE_RISKS
+            tool.is_idempotent = tool.risk_level in READ_ONLY_RISKS
 
     @api.depends("risk_level")
     def _compute_is_read_only(self):
@@ -97,7 +126,7 @@ class AgenticAiTool(models.Model):
     @api.constrains("tool_type", "handler", "server_action_id", "python_code")
     def _check_implementation(self):
         for tool in self:
-            if tool.tool_type in ("native", "orm_crud"):
+            if tool.tool_type in TOOL_TYPES:
                 try:
                     resolve_handler(tool.handler or "")
                 except ToolError as exc:
@@ -107,116 +136,75 @@ class AgenticAiTool(models.Model):
             elif tool.tool_type == "python_code" and not (tool.sudo().python_code or "").strip():
                 raise ValidationError(self.env._("Tool %s needs Python code.", tool.name))
 
+    def write(self, vals):
+        agents = self.env["agentic.ai.agent"].sudo().search([("tool_ids", "in", self.ids)])
+        self.env["agentic.ai.agent"]._check_sudo_agents_editable(agents)
+        if not self.env.su and set(DEFINED_FIELDS).intersection(vals) and self.filtered("is_code_defined"):
+            raise UserError(self.env._(
+                "%(fields)s of a tool defined in code come from its definition and would be replaced at the next "
+                "upgrade; only its label, sequence, activity and confirmation can be changed.",
+                fields=", ".join(sorted(set(DEFINED_FIELDS).intersection(vals)))))
+        return super().write(vals)
+
+    # ------------------------------------------------------------ definitions
+    @api.model
+    def _sync_tool_definitions(self, module="agentic_ai"):
+        """Create or update the tools that ``module`` defines in code (called
+        from its data on install and upgrade). The fields a definition owns
+        (``DEFINED_FIELDS``) are written; label, sequence, activity and
+        confirmation keep the administrator's values. A tool of ``module``
+        whose definition is gone is archived, not deleted (its external id
+        is kept, so Odoo does not remove it). Returns the synchronised tools."""
+        Tool = self.sudo().with_context(active_test=False)
+        data = self.env["ir.model.data"].sudo()
+        synced, xml_ids = self.browse(), []
+        for definition in definitions(module):
+            problems = definition.problems()
+            if problems:
+                _logger.error("Tool %s of %s is not installed: %s", definition.name, module, "; ".join(problems))
+                continue
+            record = Tool.env.ref(definition.xml_id, raise_if_not_found=False)
+            if record:
+                record.write(definition.record_values())
+            elif clash := Tool.search([("name", "=", definition.name)], limit=1):
+                _logger.warning("Tool %s of %s is not installed: a tool of that name (id %s) was created by hand; "
+                                "rename it, then upgrade the module.", definition.name, module, clash.id)
+                continue
+            else:
+                record = Tool.create({**definition.record_values(), **definition.initial_values()})
+            synced |= record
+            xml_ids.append({"xml_id": definition.xml_id, "record": record, "noupdate": False})
+        current = {entry["xml_id"] for entry in xml_ids}
+        for entry in data.search([("module", "=", module), ("model", "=", self._name), ("name", "=like", "tool\\_%")]):
+            if entry.complete_name not in current:
+                orphan = Tool.browse(entry.res_id).exists()
+                if orphan:
+                    if orphan.active:
+                        _logger.info("Tool %s archived: %s no longer defines it", orphan.name, module)
+                    orphan.active = False
+                    xml_ids.append({"xml_id": entry.complete_name, "record": orphan, "noupdate": False})
+        data._update_xmlids(xml_ids)
+        return synced
+
     # ----------------------------------------------------------------- schema
     def _get_schema(self):
+        """The parameter schema as a dict (an empty object schema when unreadable)."""
         self.ensure_one()
-        try:
-            return json.loads(self.parameter_schema or "{}")
-        except ValueError:
-            return {"type": "object", "properties": {}}
+        return ToolSpec.from_record(self).schema
 
     def to_llm_schema(self):
         """``{"name", "description", "parameters"}``: the neutral function
-        declaration every adapter converts to its provider's format."""
+        declaration every adapter converts to its provider's format (spec §3.3)."""
         self.ensure_one()
-        schema = self._get_schema()
-        return {
-            "name": self.name,
-            "description": self.description or "",
-            "parameters": {
-                "type": "object",
-                "properties": schema.get("properties", {}),
-                "required": schema.get("required", []),
-            },
-        }
+        return ToolSpec.from_record(self).llm_schema
 
     def _validate_params(self, params):
-        """Check ``params`` against ``parameter_schema``: required fields,
-        types (string, integer, number, boolean, array, object) and enums.
-        Returns a list of messages, empty when valid."""
+        """Check ``params`` against ``parameter_schema`` (spec §3.3: required
+        fields, types, enums); returns a list of messages, empty when valid."""
         self.ensure_one()
-        if not isinstance(params, dict):
-            return ["arguments must be a JSON object"]
-        validator = jsonschema.Draft202012Validator(self._get_schema())
-        errors = []
-        for error in sorted(validator.iter_errors(params), key=lambda e: list(e.absolute_path)):
-            where = ".".join(str(p) for p in error.absolute_path)
-            if error.validator == "required":
-                errors.append(error.message.replace("is a required property", "is a required parameter")
-                              + (f" (in {where})" if where else ""))
-            else:
-                errors.append(f"{where or 'arguments'}: {error.message}")
-        errors += [f"{where}: {problem}" for where, problem in _unstorable(params)]
-        return errors
-
-    def _sanitize_params(self, params):
-        """Keep only the parameters the schema declares (so a model cannot pass
-        extra keyword arguments such as ``env``), strip surrounding blanks."""
-        self.ensure_one()
-        properties = self._get_schema().get("properties", {})
-        return {key: value.strip() if isinstance(value, str) else value
-                for key, value in params.items() if key in properties}
-
-    # -------------------------------------------------------------- execution
-    def _is_available(self, env):
-        """True when the tool's app is installed and its models exist and are
-        readable by ``env``'s user."""
-        self.ensure_one()
-        modules = self._get_required_modules()
-        if modules and not any(module in env.registry._init_modules for module in modules):
-            return False
-        for model_name in self._get_model_names():
-            if model_name not in env or not env[model_name].has_access("read"):
-                return False
-        return True
+        return ToolSpec.from_record(self).validate(params)
 
     def _get_required_modules(self):
         """The technical names in ``required_module`` (any one suffices)."""
         self.ensure_one()
         return [name.strip() for name in (self.required_module or "").split(",") if name.strip()]
-
-    def _get_model_names(self, params=None):
-        """Models this call touches: the ``model`` parameter of generic tools,
-        else the declared ``model_names``."""
-        self.ensure_one()
-        if params and isinstance(params.get("model"), str):
-            return [params["model"]]
-        names = [name.strip() for name in (self.model_names or "").split(",") if name.strip()]
-        if self.tool_type == "server_action" and self.server_action_id:
-            names.append(self.sudo().server_action_id.model_id.model)
-        return names
-
-    def _execute(self, env, params):
-        """Run the tool in ``env`` with validated ``params``; returns JSON-safe
-        data. Raises ToolError, or Odoo's own errors, on failure."""
-        self.ensure_one()
-        if self.tool_type in ("native", "orm_crud"):
-            return resolve_handler(self.handler)(env, **params)
-        if self.tool_type == "server_action":
-            action = self.server_action_id.with_env(env)
-            ctx = {"active_model": params.get("model") or action.model_id.model}
-            if params.get("record_ids"):
-                ctx.update(active_ids=params["record_ids"], active_id=params["record_ids"][0])
-            result = action.with_context(**ctx).run()
-            return {"server_action": action.name, "result": result if isinstance(result, (dict, list, str, int, float, bool)) else None}
-        if self.tool_type == "python_code":
-            from odoo import Command
-            from odoo.exceptions import UserError
-            local = {"env": env, "params": params, "Command": Command, "UserError": UserError, "result": None}
-            safe_eval(self.sudo().python_code, local, mode="exec", filename=f"agentic_ai.tool.{self.name}")
-            return local.get("result")
-        raise ToolError(f"unknown tool type {self.tool_type}")
-
-
-def _unstorable(value, where="arguments"):
-    """``[(path, problem)]`` for the values no tool can take: NaN and
-    infinite numbers (Python's JSON reader accepts ``NaN`` and ``Infinity``
-    and JSON Schema's bounds do not refuse NaN) and text with NUL characters
-    (PostgreSQL cannot store them)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return [(where, f"numbers must be finite, got {value}")]
-    if isinstance(value, str) and "\x00" in value:
-        return [(where, "text cannot contain NUL characters")]
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    return [found for key, item in items
-            for found in _unstorable(item, f"{key}" if where == "arguments" else f"{where}.{key}")]

@@ -7,6 +7,8 @@ import socket
 from odoo.tests import TransactionCase
 
 from odoo.addons.agentic_ai.dev.scripted_llm import Scenario, ScriptedLLMServer
+from odoo.addons.agentic_ai.engine.executor import Executor
+from odoo.addons.agentic_ai.engine.run_context import build_run_context
 
 
 def closed_port_url():
@@ -80,12 +82,9 @@ class AgenticCase(AgenticSetupMixin, TransactionCase):
     def execute(self, name, params, user):
         """Run the default tool ``name`` with ``params`` through the executor
         pipeline as ``user``; returns the ExecutionResult."""
-        from odoo.addons.agentic_ai.engine.executor import Executor
-        from odoo.addons.agentic_ai.engine.safety import SafetyGuard
-        tool = self.env["agentic.ai.tool"].search([("name", "=", name)])
         thread = self.new_thread(user=user)
-        agent = self.agent.with_user(user)
-        return Executor(agent, thread, SafetyGuard(agent)).execute(tool.with_user(user), params)
+        context = build_run_context(self.agent.with_user(user), thread)
+        return Executor(context, thread).execute(name, params)
 
     def new_thread(self, agent=None, user=None):
         agent = agent or self.agent

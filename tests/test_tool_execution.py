@@ -5,7 +5,7 @@ import json
 from odoo.tests import new_test_user, tagged
 
 from odoo.addons.agentic_ai.engine.observer import MAX_CHARS, Observer
-from odoo.addons.agentic_ai.tools.base_tool import MAX_LIMIT
+from odoo.addons.agentic_ai.tools.parsing import MAX_LIMIT
 from odoo.addons.agentic_ai.tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call
 
 from .common import AgenticCase
@@ -29,7 +29,7 @@ class TestToolExecution(AgenticCase):
     # ------------------------------------------------------------ tool model
     def test_every_default_tool_has_a_valid_schema_matching_its_function(self):
         import inspect
-        from odoo.addons.agentic_ai.tools.base_tool import resolve_handler
+        from odoo.addons.agentic_ai.tools.registry import resolve_handler
         tools = self.Tool.search([("tool_type", "in", ("native", "orm_crud"))])
         self.assertGreaterEqual(len(tools), 9)
         for tool in tools:
@@ -103,8 +103,9 @@ class TestToolExecution(AgenticCase):
         self.assertIn("needs_app", self.agent._get_available_tools().mapped("name"))
 
     def test_sanitize_drops_undeclared_parameters(self):
-        tool = self.tool("odoo_search_read")
-        self.assertEqual(tool._sanitize_params({"model": " res.partner ", "env": "x", "context": {}}), {"model": "res.partner"})
+        from odoo.addons.agentic_ai.engine.tool_spec import ToolSpec
+        spec = ToolSpec.from_record(self.tool("odoo_search_read"))
+        self.assertEqual(spec.sanitize({"model": " res.partner ", "env": "x", "context": {}}), {"model": "res.partner"})
 
     # -------------------------------------------------------------- executor
     def test_tool_runs_as_requesting_user_not_superuser(self):

@@ -14,8 +14,10 @@ from odoo import Command, fields
 
 from odoo.tools import float_is_zero
 
-from .base_tool import (ToolError, agent_tool, escape_like, finite_number, find_record, line_objects, money, parse_date,
-                        positive_number)
+from .lookup import escape_like, find_record, find_record_among
+from .parsing import finite_number, line_objects, parse_date, parse_period, positive_number
+from .registry import ToolError, agent_tool, record_ref
+from .summaries import invoice_summary, money
 
 MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
 
@@ -28,27 +30,6 @@ PNL_SECTIONS = (
     ("other_income", ("income_other",), -1),
     ("other_expenses", ("expense_other",), 1),
 )
-
-
-def invoice_summary(move) -> dict:
-    """``{id, name, move_type, state, payment_state, partner, invoice_date,
-    invoice_date_due, amount_untaxed, amount_tax, amount_total,
-    amount_residual}`` of an ``account.move``, amounts in its currency."""
-    currency = move.currency_id
-    return {
-        "id": move.id,
-        "name": move.name if move.name != "/" else False,
-        "move_type": move.move_type,
-        "state": move.state,
-        "payment_state": move.payment_state,
-        "partner": {"id": move.partner_id.id, "name": move.partner_id.display_name},
-        "invoice_date": fields.Date.to_string(move.invoice_date),
-        "invoice_date_due": fields.Date.to_string(move.invoice_date_due),
-        "amount_untaxed": money(move.amount_untaxed, currency),
-        "amount_tax": money(move.amount_tax, currency),
-        "amount_total": money(move.amount_total, currency),
-        "amount_residual": money(move.amount_residual, currency),
-    }
 
 
 def _invoice(env, value):
@@ -77,27 +58,10 @@ def _invoice_lines(env, lines):
     return commands
 
 
-def _find_order(env, value):
+def _invoiceable_order(env, value):
     """The confirmed sales or purchase order named by ``value`` (id or
     number) among the order models installed and readable by the user."""
-    models = [env[name] for name in ("sale.order", "purchase.order") if name in env and env[name].has_access("read")]
-    exact = [order for model in models if isinstance(value, str) for order in model.search([("name", "=", value.strip())])]
-    if len(exact) == 1:  # an order number wins over a reference or an id
-        return _confirmed(exact[0])
-    found, errors = [], []
-    for model in models:
-        try:
-            found.append(find_record(env, model._name, value, label=model._description.lower()))
-        except ToolError as error:
-            errors.append(str(error))
-    if len(found) > 1:
-        raise ToolError(f"{value!r} names both {found[0].name} and {found[1].name}; give the order number")
-    if not found:
-        raise ToolError(" ".join(errors) or "no sales or purchase order you can read")
-    return _confirmed(found[0])
-
-
-def _confirmed(order):
+    order = find_record_among(env, ["sale.order", "purchase.order"], value, "order")
     if order.state not in ("sale", "purchase", "done"):
         raise ToolError(f"{order.name} is not confirmed (state {order.state}); confirm it before invoicing")
     return order
@@ -117,7 +81,47 @@ def _invoices_from_order(env, order):
     return order.invoice_ids - before
 
 
-@agent_tool
+@agent_tool(
+    label="Create an invoice",
+    category="accounting",
+    risk_level="medium",
+    apps=("account",),
+    models=("account.move",),
+    sequence=60,
+    description=("Create draft invoices. Give order (a confirmed sales order number such as S00042, or a purchase "
+                 "order such as P00012) to invoice it the way Odoo's Create Invoice / Create Bill button does: "
+                 "Odoo's invoicing policy decides what is invoiced (delivered or ordered quantities) and refuses "
+                 "when nothing is invoiceable. Or give partner and lines (product, or description with price_unit) "
+                 "for a free customer invoice, vendor bill or credit note (move_type). The invoice stays a draft: "
+                 "post it with post_invoice. Returns invoice ids, state, payment state and amounts with currency."),
+    parameters={
+        "order": record_ref("Sales or purchase order to invoice (id or number). Leave out partner and lines when "
+                            "given."),
+        "partner": record_ref("Customer or vendor (id or name), for an invoice with lines."),
+        "lines": {
+            "type": "array",
+            "description": "Invoice lines, when no order is given.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "product": record_ref("Product id or name; Odoo sets price, taxes and account."),
+                    "description": {"type": "string",
+                                    "description": "Line label; required with price_unit when there is no product."},
+                    "quantity": {"type": "number", "exclusiveMinimum": 0, "description": "Quantity (default 1)."},
+                    "price_unit": {"type": "number",
+                                   "description": "Unit price in the invoice currency, without tax."},
+                },
+            },
+        },
+        "move_type": {
+            "type": "string",
+            "enum": ["out_invoice", "out_refund", "in_invoice", "in_refund"],
+            "description": "Customer invoice (default), customer credit note, vendor bill, vendor refund.",
+        },
+        "invoice_date": {"type": "string", "description": "Invoice date, YYYY-MM-DD (default: set when posted)."},
+        "ref": {"type": "string", "description": "Reference, e.g. the vendor's bill number."},
+    },
+)
 def create_invoice(env, order=None, partner=None, lines=None, move_type="out_invoice", invoice_date=None, ref=None):
     """Create draft invoices. With ``order`` (a sales or purchase order, id or
     number) Odoo's own invoicing of that order is used; else a draft
@@ -129,7 +133,7 @@ def create_invoice(env, order=None, partner=None, lines=None, move_type="out_inv
     if order not in (None, ""):
         if partner or lines:
             raise ToolError("give either an order, or a partner with lines, not both")
-        source = _find_order(env, order)
+        source = _invoiceable_order(env, order)
         moves = _invoices_from_order(env, source)
         if not moves:
             raise ToolError(f"Odoo created no invoice for {source.name}")
@@ -153,7 +157,18 @@ def create_invoice(env, order=None, partner=None, lines=None, move_type="out_inv
     return {"invoices": [summary], "created": True}
 
 
-@agent_tool
+@agent_tool(
+    label="Post an invoice",
+    category="accounting",
+    risk_level="high",
+    apps=("account",),
+    models=("account.move",),
+    sequence=61,
+    description=("Post (validate) a draft invoice, bill or credit note, like its Confirm button: Odoo checks it, "
+                 "numbers it (e.g. INV/2026/00012) and writes its journal entry. Only drafts can be posted. Returns "
+                 "the invoice with its number, state, payment state and amounts with currency."),
+    parameters={"invoice": record_ref("Invoice id, number, or reference.")},
+)
 def post_invoice(env, invoice):
     """Post (validate) a draft invoice or bill (id, number or reference) with
     ``action_post``; Odoo gives it its number and checks it. Returns the
@@ -165,7 +180,26 @@ def post_invoice(env, invoice):
     return invoice_summary(move)
 
 
-@agent_tool
+@agent_tool(
+    label="Register a payment",
+    category="accounting",
+    risk_level="high",
+    apps=("account",),
+    models=("account.move", "account.payment"),
+    sequence=62,
+    description=("Register a payment of a posted invoice or bill through Odoo's Register Payment wizard, reconciled "
+                 "with it. By default the whole amount due, today, in the default bank journal; a smaller amount "
+                 "leaves the rest due (partial payment). Returns the payment (number, state, journal, date, amount "
+                 "with currency) and the invoice's new payment state and amount due."),
+    parameters={
+        "invoice": record_ref("Invoice or bill id, number, or reference."),
+        "amount": {"type": "number", "exclusiveMinimum": 0,
+                   "description": "Amount paid in the invoice currency (default: the amount due)."},
+        "journal": record_ref("Bank or cash journal (id or name, default: the first bank journal)."),
+        "payment_date": {"type": "string", "description": "Payment date, YYYY-MM-DD (default today)."},
+        "memo": {"type": "string", "description": "Payment memo (default: the invoice number)."},
+    },
+)
 def register_payment(env, invoice, amount=None, journal=None, payment_date=None, memo=None):
     """Register a payment of a posted invoice or bill through Odoo's Register
     Payment wizard: the amount due unless ``amount`` (invoice currency) is
@@ -243,11 +277,8 @@ def _period(env, date_from, date_to):
     """``(date_from, date_to)``: the given dates, by default the company's
     fiscal year up to today. Raises ToolError when they do not parse or are
     reversed."""
-    end = parse_date(date_to, "date_to") if date_to else fields.Date.context_today(env["res.company"])
-    start = parse_date(date_from, "date_from") if date_from else env.company.compute_fiscalyear_dates(end)["date_from"]
-    if start > end:
-        raise ToolError(f"date_from {start} is after date_to {end}")
-    return start, end
+    start, end = parse_period(date_from, date_to, default_to=fields.Date.context_today(env["res.company"]))
+    return start or env.company.compute_fiscalyear_dates(end)["date_from"], end
 
 
 def _posted_lines_domain(env, date_from=None, date_to=None, before=None):
@@ -263,7 +294,49 @@ def _posted_lines_domain(env, date_from=None, date_to=None, before=None):
     return domain
 
 
-@agent_tool
+@agent_tool(
+    label="Account balance",
+    category="accounting",
+    risk_level="low",
+    apps=("account",),
+    models=("account.account", "account.move.line"),
+    sequence=63,
+    description=("Balance of one account (id, code such as 121000, or name) or of all accounts of one type (e.g. "
+                 "asset_receivable, asset_cash, liability_payable, income, expense) from posted journal items of "
+                 "the current company, in its currency: opening balance (balance-sheet accounts only), debit, "
+                 "credit and net movement (debit minus credit) in the period, and ending balance. Default period: "
+                 "the current fiscal year up to today. Give either account or account_type."),
+    parameters={
+        "account": record_ref("Account id, code or name."),
+        "account_type": {
+            "type": "string",
+            "enum": [
+                "asset_receivable",
+                "asset_cash",
+                "asset_current",
+                "asset_non_current",
+                "asset_prepayments",
+                "asset_fixed",
+                "liability_payable",
+                "liability_credit_card",
+                "liability_current",
+                "liability_non_current",
+                "equity",
+                "equity_unaffected",
+                "income",
+                "income_other",
+                "expense",
+                "expense_other",
+                "expense_depreciation",
+                "expense_direct_cost",
+                "off_balance",
+            ],
+            "description": "All accounts of this type instead of one account.",
+        },
+        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD (default: start of the fiscal year)."},
+        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD (default: today)."},
+    },
+)
 def get_account_balance(env, account=None, account_type=None, date_from=None, date_to=None):
     """Balances of one account (id, code or name) or of all accounts of an
     ``account_type`` from posted journal items of the current company, in
@@ -305,7 +378,22 @@ def get_account_balance(env, account=None, account_type=None, date_from=None, da
             "accounts": rows, "total": total}
 
 
-@agent_tool
+@agent_tool(
+    label="Profit and loss",
+    category="accounting",
+    risk_level="low",
+    apps=("account",),
+    models=("account.account", "account.move.line"),
+    sequence=64,
+    description=("Profit and loss statement of the current company from posted journal items, in its currency: "
+                 "revenue, cost of revenue, gross profit, operating expenses (with depreciation), operating income, "
+                 "other income, other expenses and net profit, each section with its accounts. Income is shown "
+                 "positive. Default period: the current fiscal year up to today."),
+    parameters={
+        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD (default: start of the fiscal year)."},
+        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD (default: today)."},
+    },
+)
 def get_profit_loss(env, date_from=None, date_to=None):
     """Profit and loss of the current company from posted journal items, in
     its currency: revenue, cost of revenue, gross profit, operating expenses

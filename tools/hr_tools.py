@@ -1,14 +1,30 @@
 """HR tools (spec 000 §5.2, HR). Odoo apps: ``hr``, ``hr_holidays``, ``hr_attendance``."""
 from __future__ import annotations
 
-from datetime import datetime, time
-
 from odoo import fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, escape_like, find_record, parse_date
+from .lookup import escape_like, find_record
+from .parsing import clamp_limit, parse_period, period_domain
+from .registry import ToolError, agent_tool, record_ref
 
 
-@agent_tool
+@agent_tool(
+    label="Search employees",
+    category="hr",
+    risk_level="low",
+    apps=("hr",),
+    models=("hr.employee", "hr.department"),
+    sequence=40,
+    description=("Find employees by part of their name, work email or job title, optionally in one department (id "
+                 "or name). Returns name, job title, department, manager, work email and phone, and the total "
+                 "number of matches."),
+    parameters={
+        "query": {"type": "string", "description": "Text to look for in name, work email or job title."},
+        "department": record_ref("Department id or name."),
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200,
+                  "description": "Maximum employees to return (default 20)."},
+    },
+)
 def search_employees(env, query=None, department=None, limit=20):
     """Employees whose name, email or job title contains ``query``,
     optionally in one department (id or name): name, job title, department,
@@ -27,7 +43,25 @@ def search_employees(env, query=None, department=None, limit=20):
         for e in employees]}
 
 
-@agent_tool
+@agent_tool(
+    label="Request time off",
+    category="hr",
+    risk_level="medium",
+    apps=("hr_holidays",),
+    models=("hr.leave", "hr.employee", "hr.leave.type"),
+    sequence=41,
+    description=("Create a time off request for an employee (id or name) of a time off type (id or name, e.g. "
+                 "\"Paid Time Off\") between two dates (YYYY-MM-DD, inclusive). Odoo checks the employee's "
+                 "allocation and overlapping requests and refuses with its own message. Returns the request, its "
+                 "state (To Approve...) and duration in days."),
+    parameters={
+        "employee": record_ref("Employee id or name."),
+        "leave_type": record_ref("Time off type id or name."),
+        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD."},
+        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        "description": {"type": "string", "description": "Reason shown on the request."},
+    },
+)
 def create_leave_request(env, employee, leave_type, date_from, date_to, description=None):
     """Ask for time off for an employee (id or name) of a time off type (id
     or name, e.g. Paid Time Off) from ``date_from`` to ``date_to``
@@ -37,9 +71,7 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
     worker = find_record(env, "hr.employee", employee, label="employee")
     kind = find_record(env, "hr.leave.type", leave_type, label="time off type",
                        domain=[("company_id", "in", [worker.company_id.id, False])])
-    start, end = parse_date(date_from, "date_from"), parse_date(date_to, "date_to")
-    if end < start:
-        raise ToolError("date_to is before date_from")
+    start, end = parse_period(date_from, date_to, required=True)
     leave = env["hr.leave"].create({
         "employee_id": worker.id, "holiday_status_id": kind.id, "request_date_from": start, "request_date_to": end,
         "name": description or False,
@@ -51,15 +83,28 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
             "days": leave.number_of_days, "state": leave.state, "created": True}
 
 
-@agent_tool
+@agent_tool(
+    label="Attendance summary",
+    category="hr",
+    risk_level="low",
+    apps=("hr_attendance",),
+    models=("hr.attendance", "hr.employee"),
+    sequence=42,
+    description=("Worked hours recorded by attendances (check-in/check-out) between two dates (YYYY-MM-DD, "
+                 "inclusive), per employee or for one employee (id or name): number of attendances and worked "
+                 "hours, with the total."),
+    parameters={
+        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD."},
+        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        "employee": record_ref("Only this employee (id or name)."),
+    },
+)
 def get_attendance_summary(env, date_from, date_to, employee=None):
     """Worked hours from ``hr.attendance`` between two dates (YYYY-MM-DD,
     inclusive, by check-in), per employee (or one employee, id or name):
     number of attendances and total worked hours."""
-    start, end = parse_date(date_from, "date_from"), parse_date(date_to, "date_to")
-    if end < start:
-        raise ToolError("date_to is before date_from")
-    domain = [("check_in", ">=", datetime.combine(start, time.min)), ("check_in", "<=", datetime.combine(end, time.max))]
+    start, end = parse_period(date_from, date_to, required=True)
+    domain = period_domain(env["hr.attendance"], "check_in", start, end)
     if employee:
         domain.append(("employee_id", "=", find_record(env, "hr.employee", employee, label="employee").id))
     groups = env["hr.attendance"]._read_group(domain, ["employee_id"], ["__count", "worked_hours:sum"])

@@ -5,14 +5,32 @@ from datetime import datetime, time
 
 from odoo import Command, fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, find_record, money, parse_date, product_lines, user_action_needed
+from .lookup import find_record
+from .parsing import clamp_limit, parse_date, product_lines, product_lines_schema
+from .registry import ToolError, agent_tool, record_ref
+from .summaries import money, user_action_needed
 
 
 def _location(env, value, label):
     return find_record(env, "stock.location", value, label=label, domain=[("usage", "=", "internal")])
 
 
-@agent_tool
+@agent_tool(
+    label="Check stock levels",
+    category="inventory",
+    risk_level="low",
+    apps=("stock",),
+    models=("product.product", "stock.quant", "stock.location", "stock.warehouse"),
+    sequence=30,
+    description=("Stock of a product (id or name) in its unit of measure: on hand, available (not reserved), "
+                 "incoming, outgoing and forecast, for the company or one warehouse or location, with the on-hand "
+                 "quantity per internal location."),
+    parameters={
+        "product": record_ref("Product id or name."),
+        "warehouse": record_ref("Only this warehouse (id or name)."),
+        "location": record_ref("Only this internal location and its children (id or full name, e.g. WH/Stock)."),
+    },
+)
 def check_stock_levels(env, product, warehouse=None, location=None):
     """Quantities of a product (id or name) in its unit of measure: on hand,
     available (on hand not reserved), incoming, outgoing and forecast, for
@@ -47,7 +65,25 @@ def check_stock_levels(env, product, warehouse=None, location=None):
     }
 
 
-@agent_tool
+@agent_tool(
+    label="Create an internal transfer",
+    category="inventory",
+    risk_level="high",
+    apps=("stock",),
+    models=("stock.picking", "stock.move", "stock.location", "product.product"),
+    sequence=31,
+    description=("Move products between two internal locations (ids or full names such as WH/Stock/Shelf 1): "
+                 "creates, confirms and reserves an internal transfer; with validate=true also validates it like "
+                 "the Validate button. When Odoo asks a question instead (a backorder for missing stock), the "
+                 "transfer stays open and the answer says what the user must do. Returns the transfer number, state "
+                 "and moves with reserved quantities."),
+    parameters={
+        "lines": product_lines_schema("Products to move."),
+        "source_location": record_ref("Internal location to take from."),
+        "destination_location": record_ref("Internal location to move to."),
+        "validate": {"type": "boolean", "description": "Also validate the transfer (default false)."},
+    },
+)
 def create_internal_transfer(env, lines, source_location, destination_location, validate=False):
     """Move products between internal locations: a confirmed internal
     transfer (``stock.picking``) from ``source_location`` to
@@ -66,7 +102,7 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
         raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in Inventory settings)")
     moves = [Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": uom.id,
                              "location_id": source.id, "location_dest_id": destination.id})
-             for _line, product, quantity, uom in product_lines(env, lines, [("type", "=", "consu")], vendor_units=True)]
+             for _index, _line, product, quantity, uom in product_lines(env, lines, [("type", "=", "consu")], vendor_units=True)]
     picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
                                            "location_dest_id": destination.id, "move_ids": moves})
     picking.action_confirm()
@@ -82,7 +118,27 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     return out
 
 
-@agent_tool
+@agent_tool(
+    label="Stock valuation",
+    category="inventory",
+    risk_level="low",
+    apps=("stock_account",),
+    models=("product.product", "product.category", "stock.warehouse"),
+    sequence=32,
+    description=("Inventory value of storable products in stock as Odoo's valuation computes it (each product's "
+                 "cost method: standard, average or FIFO), in the company currency, today or at the end of a past "
+                 "date, for the company or one warehouse; optionally for one product or product category. Returns "
+                 "the total value, the most valuable products with quantity, unit, average cost and value, and the "
+                 "value per category."),
+    parameters={
+        "product": record_ref("Only this product (id or name)."),
+        "category": record_ref("Only this product category and its subcategories (id or name, e.g. All/Saleable)."),
+        "warehouse": record_ref("Only the stock of this warehouse (id or name)."),
+        "date": {"type": "string", "description": "Value at the end of this day, YYYY-MM-DD (default: now)."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200,
+                  "description": "Products listed, most valuable first (default 20); the total always covers all."},
+    },
+)
 def get_stock_valuation(env, product=None, category=None, warehouse=None, date=None, limit=20):
     """Inventory value of storable products in stock, as Odoo's valuation
     computes it (``product.product.total_value`` and ``avg_cost`` per the

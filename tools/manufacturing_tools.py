@@ -1,11 +1,11 @@
 """Manufacturing tools (spec 000 §5.2, Manufacturing). Odoo app: ``mrp``."""
 from __future__ import annotations
 
-from datetime import datetime, time
-
 from odoo import fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, find_record, parse_date, positive_number
+from .lookup import find_record
+from .parsing import clamp_limit, parse_period, period_domain, positive_number
+from .registry import ToolError, agent_tool, record_ref
 
 
 def _components(production) -> list[dict]:
@@ -46,7 +46,24 @@ def _bill_of_materials(env, product, bom=None):
     return bill
 
 
-@agent_tool
+@agent_tool(
+    label="Create a manufacturing order",
+    category="manufacturing",
+    risk_level="medium",
+    apps=("mrp",),
+    models=("mrp.production", "mrp.bom", "product.product"),
+    sequence=50,
+    description=("Create a manufacturing order for a product (id or name) and quantity with its bill of materials "
+                 "(found by Odoo, or given), confirmed like the Confirm button unless confirm=false. Returns the "
+                 "order reference, state and each component with required, reserved and available quantities."),
+    parameters={
+        "product": record_ref("Product to manufacture, id or name."),
+        "quantity": {"type": "number", "exclusiveMinimum": 0,
+                     "description": "Quantity to produce in the product's unit."},
+        "bom": record_ref("Bill of materials id or reference; Odoo's default when omitted."),
+        "confirm": {"type": "boolean", "description": "Confirm the order (default true)."},
+    },
+)
 def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
     """Create a manufacturing order for a product (id or name) with its bill
     of materials (Odoo's ``_bom_find``, or ``bom`` by id/reference), and
@@ -65,7 +82,23 @@ def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
     return {**_production_summary(production), "components": _components(production), "created": True}
 
 
-@agent_tool
+@agent_tool(
+    label="Component availability",
+    category="manufacturing",
+    risk_level="low",
+    apps=("mrp",),
+    models=("mrp.production", "mrp.bom", "product.product"),
+    sequence=51,
+    description=("Whether the components are available: for a manufacturing order (id or reference) Odoo's own "
+                 "component status and each component's reserved and forecast quantities; for a product (id or "
+                 "name) and quantity, what its bill of materials needs against free stock, with what is missing."),
+    parameters={
+        "production": record_ref("Manufacturing order id or reference, e.g. WH/MO/00012."),
+        "product": record_ref("Product id or name (when no order is given)."),
+        "quantity": {"type": "number", "exclusiveMinimum": 0,
+                     "description": "Units of the product to check for (default 1)."},
+    },
+)
 def check_bom_availability(env, production=None, product=None, quantity=1):
     """Component availability, as Odoo computes it: for a manufacturing
     order (id or reference such as WH/MO/00012) its own component status
@@ -93,15 +126,33 @@ def check_bom_availability(env, production=None, product=None, quantity=1):
             "all_available": all(r["missing"] == 0 for r in rows), "components": rows}
 
 
-@agent_tool
+@agent_tool(
+    label="Production schedule",
+    category="manufacturing",
+    risk_level="low",
+    apps=("mrp",),
+    models=("mrp.production",),
+    sequence=52,
+    description=("Manufacturing orders planned to start between two dates (YYYY-MM-DD, inclusive; all open orders "
+                 "when no date), optionally in one state, earliest first: reference, product, quantity, state, "
+                 "start date and component status."),
+    parameters={
+        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD."},
+        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        "state": {
+            "type": "string",
+            "enum": ["draft", "confirmed", "progress", "to_close", "done", "cancel"],
+            "description": "Only orders in this state.",
+        },
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "Maximum orders (default 50)."},
+    },
+)
 def get_production_schedule(env, date_from=None, date_to=None, state=None, limit=50):
     """Manufacturing orders planned to start between two dates (YYYY-MM-DD,
     inclusive; open ones when no date is given), optionally in one state
     (draft, confirmed, progress, to_close, done, cancel), earliest first."""
     domain = [("state", "=", state)] if state else [("state", "not in", ("done", "cancel"))]
-    for value, op, moment, what in ((date_from, ">=", time.min, "date_from"), (date_to, "<=", time.max, "date_to")):
-        if value:
-            domain.append(("date_start", op, datetime.combine(parse_date(value, what), moment)))
     Production = env["mrp.production"]
+    domain += period_domain(Production, "date_start", *parse_period(date_from, date_to))
     orders = Production.search(domain, order="date_start, id", limit=clamp_limit(limit, 50))
     return {"total": Production.search_count(domain), "orders": [_production_summary(o) for o in orders]}

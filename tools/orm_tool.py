@@ -8,7 +8,10 @@ from __future__ import annotations
 from odoo.exceptions import AccessError
 from odoo.fields import Domain
 
-from .base_tool import DEFAULT_LIMIT, ToolError, agent_tool, clamp_limit, get_model, user_action_needed
+from .lookup import get_model
+from .parsing import DEFAULT_LIMIT, clamp_limit
+from .registry import ToolError, agent_tool
+from .summaries import user_action_needed
 
 # Spec 000 §5.1, verbatim.
 ALLOWED_METHODS = {
@@ -169,24 +172,6 @@ def _check_commands(comodel, field, value, path: str) -> None:
             _values(comodel, command[2], f"{path}.")
 
 
-def touched_models(model, values) -> set[str]:
-    """Models written through ``values`` of ``model``: the comodels of its
-    one2many/many2many fields, at every depth of create/update commands.
-    Used by the safety guard to check allowed/blocked models."""
-    names = set()
-    if not isinstance(values, dict):
-        return names
-    for name, value in values.items():
-        field = model._fields.get(name)
-        if field is None or field.type not in ("one2many", "many2many"):
-            continue
-        names.add(field.comodel_name)
-        for command in value if isinstance(value, list) else []:
-            if isinstance(command, (list, tuple)) and len(command) >= 3 and command[0] in (0, 1):
-                names |= touched_models(model.env[field.comodel_name], command[2])
-    return names
-
-
 def _is_computed_readonly(field) -> bool:
     return bool(field.compute and field.readonly and not field.inverse)
 
@@ -196,7 +181,32 @@ def _snapshot(records, fields=None) -> list[dict]:
     return records.read(fields)
 
 
-@agent_tool
+@agent_tool(
+    label="Search records",
+    category="generic",
+    risk_level="low",
+    tool_type="orm_crud",
+    sequence=1,
+    description=("Search records of any Odoo model the user can read. Use it to find ids before acting on records. "
+                 "Returns total (all matches), count (returned) and records with the requested fields. Without "
+                 "fields, returns a short summary (display_name, name, state, partner, dates, amount_total...). "
+                 "Results are capped by limit (default 20, max 200); page with offset."),
+    parameters={
+        "model": {"type": "string",
+                  "description": "Technical model name, e.g. res.partner, sale.order, product.product."},
+        "domain": {"type": "array",
+                   "description": ("Odoo domain: a list of [field, operator, value] triples and '|', '&', '!' "
+                                   "operators, e.g. [[\"name\", \"ilike\", \"azure\"]]. Empty for all records."),
+                   "items": {}},
+        "fields": {"type": "array", "items": {"type": "string"},
+                   "description": "Field names to return; use odoo_get_model_info to discover them."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200,
+                  "description": "Maximum records to return (default 20)."},
+        "offset": {"type": "integer", "minimum": 0, "maximum": 2147483647,
+                   "description": "Records to skip, for paging."},
+        "order": {"type": "string", "description": "Sort order, e.g. \"date_order desc\"."},
+    },
+)
 def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, offset=0, order=None):
     """Search ``model`` with ``domain``; returns ``{model, total, count,
     records}`` where ``total`` counts every match and ``records`` holds at
@@ -213,7 +223,20 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
     return {"model": model, "total": total, "count": len(rows), "offset": int(offset or 0), "records": rows}
 
 
-@agent_tool
+@agent_tool(
+    label="Create a record",
+    category="generic",
+    risk_level="medium",
+    tool_type="orm_crud",
+    sequence=2,
+    description=("Create one record of an Odoo model with the given field values. Prefer a domain tool (e.g. "
+                 "create_quotation) when one fits. Many2one values are ids; one2many/many2many values use Odoo "
+                 "commands, e.g. [[0, 0, {...}]]. Returns the new record's id and display_name."),
+    parameters={
+        "model": {"type": "string", "description": "Technical model name."},
+        "values": {"type": "object", "description": "Field values of the new record, by field name."},
+    },
+)
 def odoo_create(env, model, values):
     """Create one ``model`` record; returns ``{model, id, display_name}``."""
     _check_writable(model)
@@ -222,7 +245,22 @@ def odoo_create(env, model, values):
     return {"model": model, "id": record.id, "display_name": record.display_name, "created": True}
 
 
-@agent_tool
+@agent_tool(
+    label="Update records",
+    category="generic",
+    risk_level="medium",
+    idempotent=True,
+    tool_type="orm_crud",
+    sequence=3,
+    description=("Update fields of existing records. Returns the ids updated and the previous values of the written "
+                 "fields."),
+    parameters={
+        "model": {"type": "string", "description": "Technical model name."},
+        "record_ids": {"type": "array", "items": {"type": "integer"}, "minItems": 1,
+                       "description": "Ids of the records to update."},
+        "values": {"type": "object", "description": "Field values to write, by field name."},
+    },
+)
 def odoo_write(env, model, record_ids, values):
     """Update records; returns ``{model, ids, updated, before}`` where
     ``before`` holds the written fields' previous values."""
@@ -235,7 +273,20 @@ def odoo_write(env, model, record_ids, values):
     return {"model": model, "ids": records.ids, "updated": len(records), "before": before}
 
 
-@agent_tool
+@agent_tool(
+    label="Delete records",
+    category="generic",
+    risk_level="high",
+    tool_type="orm_crud",
+    sequence=4,
+    description=("Delete records permanently. Only when the user explicitly asks to delete; prefer cancelling or "
+                 "archiving documents. Returns the ids deleted and a snapshot of what they held."),
+    parameters={
+        "model": {"type": "string", "description": "Technical model name."},
+        "record_ids": {"type": "array", "items": {"type": "integer"}, "minItems": 1,
+                       "description": "Ids of the records to delete."},
+    },
+)
 def odoo_unlink(env, model, record_ids):
     """Delete records; returns ``{model, ids, deleted, before}``."""
     _check_writable(model)
@@ -246,7 +297,27 @@ def odoo_unlink(env, model, record_ids):
     return {"model": model, "ids": list(record_ids), "deleted": len(before), "before": before}
 
 
-@agent_tool
+@agent_tool(
+    label="Run a business action",
+    category="generic",
+    risk_level="variable",
+    tool_type="orm_crud",
+    sequence=5,
+    description=("Run a workflow button on records, exactly as a user clicking it in Odoo. Allowed: sale.order "
+                 "action_confirm/action_cancel/action_draft/action_unlock; purchase.order "
+                 "button_confirm/button_approve/button_cancel/button_draft; account.move "
+                 "action_post/button_draft/button_cancel; stock.picking "
+                 "action_confirm/action_assign/button_validate; mrp.production "
+                 "action_confirm/button_mark_done/action_cancel; hr.leave "
+                 "action_approve/action_refuse/action_draft; crm.lead action_set_won/action_set_lost. Returns the "
+                 "new states; when Odoo opens a dialog instead of finishing (e.g. a backorder), says so."),
+    parameters={
+        "model": {"type": "string", "description": "Technical model name, e.g. sale.order."},
+        "record_ids": {"type": "array", "items": {"type": "integer"}, "minItems": 1,
+                       "description": "Ids of the records."},
+        "method": {"type": "string", "description": "Method name from the allowed list for that model."},
+    },
+)
 def odoo_method_call(env, model, record_ids, method):
     """Call a whitelisted business method (``ALLOWED_METHODS``) on records;
     returns ``{model, ids, method, result, states}``. A method that answers
@@ -273,7 +344,16 @@ def odoo_method_call(env, model, record_ids, method):
     return out
 
 
-@agent_tool
+@agent_tool(
+    label="Describe a model",
+    category="generic",
+    risk_level="low",
+    tool_type="orm_crud",
+    sequence=6,
+    description=("List the fields of an Odoo model with their type, label, required/readonly flags, selection "
+                 "values and related model, so you can build a correct search or write."),
+    parameters={"model": {"type": "string", "description": "Technical model name."}},
+)
 def odoo_get_model_info(env, model):
     """Fields of ``model``: ``{model, name, fields: {name: {type, string,
     required, readonly, selection?, relation?, help?}}}``."""
@@ -289,7 +369,21 @@ def odoo_get_model_info(env, model):
     return {"model": model, "name": records_model._description, "fields": info}
 
 
-@agent_tool
+@agent_tool(
+    label="List models",
+    category="generic",
+    risk_level="low",
+    tool_type="orm_crud",
+    sequence=7,
+    description=("List the Odoo models the user can read (technical and display name), optionally filtered by a "
+                 "word, to find where data lives."),
+    parameters={
+        "search": {"type": "string",
+                   "description": "Word to look for in the technical or display name, e.g. invoice."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200,
+                  "description": "Maximum models to return (default 50)."},
+    },
+)
 def odoo_get_available_models(env, search=None, limit=50):
     """Models the user can read: ``{total, models: [{model, name}]}``,
     filtered by ``search`` on the technical or display name."""

@@ -3,18 +3,31 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
-from .base_tool import ToolError, agent_tool, find_record, finite_number, money, order_summary, parse_date, product_lines
+from .lookup import find_record
+from .parsing import finite_number, parse_date, product_lines, product_lines_schema
+from .registry import ToolError, agent_tool, record_ref
+from .summaries import money, purchase_order_summary
 
 
-def _order_summary(order) -> dict:
-    currency = order.currency_id
-    return {**order_summary(order, "vendor"), "lines": [
-        {"product": l.product_id.display_name, "quantity": l.product_qty, "uom": l.product_uom_id.name,
-         "price_unit": l.price_unit, "subtotal": money(l.price_subtotal, currency)}
-        for l in order.order_line if not l.display_type]}
-
-
-@agent_tool
+@agent_tool(
+    label="Create a purchase order",
+    category="purchase",
+    risk_level="medium",
+    apps=("purchase",),
+    models=("purchase.order", "purchase.order.line", "res.partner", "product.product"),
+    sequence=20,
+    description=("Create a draft request for quotation to a vendor with product lines. Vendor and products by id or "
+                 "name (an ambiguous name returns the candidates). Prices come from the vendor's price list unless "
+                 "price_unit is given (in the order currency). Returns the RFQ number, state, amounts with currency "
+                 "and lines."),
+    parameters={
+        "vendor": record_ref("Vendor id or name."),
+        "lines": product_lines_schema(
+            "Order lines.", "Quantity, in uom when given, else in the product's unit (or the vendor's).",
+            price_unit={"type": "number", "minimum": 0, "description": "Unit price; omit for the vendor's price."}),
+        "date_planned": {"type": "string", "description": "Expected arrival, YYYY-MM-DD."},
+    },
+)
 def create_purchase_order(env, vendor, lines, date_planned=None):
     """Create a draft request for quotation (``purchase.order``) for a
     vendor (id or name) with ``lines`` = ``[{product, quantity, uom?,
@@ -22,21 +35,33 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
     (``product.supplierinfo``) unless given. Returns the order summary."""
     partner = find_record(env, "res.partner", vendor, label="vendor")
     commands = []
-    for line, product, quantity, uom in product_lines(env, lines, [("purchase_ok", "=", True)], vendor_units=True):
+    for index, line, product, quantity, uom in product_lines(env, lines, [("purchase_ok", "=", True)], vendor_units=True):
         values = {"product_id": product.id, "product_qty": quantity}
         if line.get("uom"):  # else Odoo takes the vendor's unit
             values["product_uom_id"] = uom.id
         if line.get("price_unit") is not None:
-            values["price_unit"] = finite_number(line["price_unit"], "price_unit")
+            values["price_unit"] = finite_number(line["price_unit"], f"line {index}: price_unit")
         commands.append(Command.create(values))
     order_values = {"partner_id": partner.id, "order_line": commands}
     if date_planned:
         order_values["date_planned"] = fields.Datetime.to_datetime(parse_date(date_planned, "date_planned"))
     order = env["purchase.order"].create(order_values)
-    return {**_order_summary(order), "created": True}
+    return {**purchase_order_summary(order), "created": True}
 
 
-@agent_tool
+@agent_tool(
+    label="Approve a purchase order",
+    category="purchase",
+    risk_level="high",
+    apps=("purchase",),
+    models=("purchase.order",),
+    sequence=21,
+    description=("Confirm a request for quotation (id or number such as P00012) into a purchase order, exactly like "
+                 "Odoo's Confirm Order button; when the company requires a manager's second approval, the order "
+                 "waits for it, and an order already waiting is approved if the user may. Returns the state and the "
+                 "receipts created."),
+    parameters={"order": record_ref("Purchase order id or number, e.g. P00012.")},
+)
 def approve_purchase_order(env, order):
     """Confirm a request for quotation with Odoo's ``button_confirm``: it
     becomes a purchase order, or waits for a manager's approval when the
@@ -50,7 +75,7 @@ def approve_purchase_order(env, order):
         purchase.button_approve()
     else:
         raise ToolError(f"{purchase.name} cannot be approved in state {purchase.state}")
-    out = _order_summary(purchase)
+    out = purchase_order_summary(purchase)
     if purchase.state == "to approve":
         out["message"] = "The order waits for a purchase manager's approval (company's double validation)."
     if "picking_ids" in purchase._fields:
@@ -58,7 +83,18 @@ def approve_purchase_order(env, order):
     return out
 
 
-@agent_tool
+@agent_tool(
+    label="Supplier pricing",
+    category="purchase",
+    risk_level="low",
+    apps=("purchase",),
+    models=("product.supplierinfo", "product.product", "res.partner"),
+    sequence=22,
+    description=("Vendor prices of a product (id or name), optionally for one vendor: price with currency, minimum "
+                 "quantity, lead time in days and validity dates, cheapest first, plus the product's cost in the "
+                 "company currency."),
+    parameters={"product": record_ref("Product id or name."), "vendor": record_ref("Only this vendor (id or name).")},
+)
 def get_supplier_pricing(env, product, vendor=None):
     """Vendor prices of a product (id or name), optionally of one vendor:
     ``[{vendor, price, currency, min_qty, delay_days, valid_from, valid_to}]``

@@ -7,11 +7,13 @@ Odoo's pivot views, amounts in the company currency.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta
+from datetime import datetime
 
 from odoo import fields
 
-from .base_tool import ToolError, agent_tool, clamp_limit, money, parse_date
+from .parsing import clamp_limit, parse_period, period_domain
+from .registry import ToolError, agent_tool
+from .summaries import money
 
 TIME_GROUPS = ("day", "week", "month", "quarter", "year")
 
@@ -81,23 +83,6 @@ REPORTS = {
 }
 
 
-def _period_domain(model, date_field, date_from, date_to):
-    """Domain of ``date_field`` within the days ``[date_from, date_to]``
-    (UTC days for datetime fields)."""
-    domain = []
-    is_datetime = model._fields[date_field].type == "datetime"
-    start = parse_date(date_from, "date_from") if date_from else None
-    end = parse_date(date_to, "date_to") if date_to else None
-    if start and end and start > end:
-        raise ToolError(f"date_from {start} is after date_to {end}")
-    if start:
-        domain.append((date_field, ">=", datetime.combine(start, time.min) if is_datetime else start))
-    if end:
-        domain.append((date_field, "<", datetime.combine(end + timedelta(days=1), time.min)) if is_datetime
-                      else (date_field, "<=", end))
-    return domain
-
-
 def _label(value):
     if hasattr(value, "_name"):  # a record
         return value.display_name if value else "None"
@@ -108,7 +93,47 @@ def _label(value):
     return value if value not in (False, None) else "None"
 
 
-@agent_tool
+@agent_tool(
+    label="Summary report",
+    category="report",
+    risk_level="low",
+    apps=("sale", "purchase", "account", "stock", "crm", "mrp", "hr", "hr_holidays"),
+    sequence=70,
+    description=("Totals of one business area, grouped one way, from the reporting data Odoo's own Reporting menus "
+                 "show. report_type and its groupings: sales (customer, salesperson, team, product, category) "
+                 "untaxed/total amount, quantity, orders; purchases (vendor, buyer, product, category); invoicing "
+                 "and bills (customer or vendor, salesperson, product, category, payment_state), posted only; "
+                 "inventory (product, location, warehouse, category) on hand and reserved, today; crm opportunities "
+                 "(stage, salesperson, team, customer) expected and prorated revenue; manufacturing (state, "
+                 "product, responsible) orders and quantity; employees (department, job, manager); time_off "
+                 "approved (employee, type, department) days. Reports with dates also group by day, week, month, "
+                 "quarter or year. Amounts are in the company currency. Only the reports of installed apps are "
+                 "available."),
+    parameters={
+        "report_type": {
+            "type": "string",
+            "enum": [
+                "sales",
+                "purchases",
+                "invoicing",
+                "bills",
+                "inventory",
+                "crm",
+                "manufacturing",
+                "employees",
+                "time_off",
+            ],
+            "description": "The business area.",
+        },
+        "group_by": {"type": "string",
+                     "description": ("One grouping of that report (see description), or "
+                                     "day/week/month/quarter/year. Default: the report's main one.")},
+        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD (reports with dates only)."},
+        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200,
+                  "description": "Rows returned (default 20), largest first; the total covers all."},
+    },
+)
 def generate_summary_report(env, report_type, group_by=None, date_from=None, date_to=None, limit=20):
     """Totals of ``report_type`` (sales, purchases, invoicing, bills,
     inventory, crm, manufacturing, employees, time_off) grouped by
@@ -137,7 +162,7 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
         raise ToolError(f"the {report_type} report cannot be grouped by {group_by!r}; use one of: {', '.join(keys)}")
     if (date_from or date_to) and not spec.date_field:
         raise ToolError(f"the {report_type} report is a snapshot of today; it takes no dates")
-    domain = list(spec.domain) + (_period_domain(model, spec.date_field, date_from, date_to) if spec.date_field else [])
+    domain = list(spec.domain) + (period_domain(model, spec.date_field, *parse_period(date_from, date_to)) if spec.date_field else [])
     if "company_id" in model._fields:  # the current company's figures, in its currency
         domain.append(("company_id", "in", [env.company.id, False]))
     names, aggregates = list(spec.measures), list(spec.measures.values())

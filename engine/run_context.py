@@ -1,0 +1,126 @@
+"""The frozen description of one run (spec 000 §4.1): built once when a
+run starts, from the agent, its tools and providers, and the requesting
+user; the runtime, the executor and the safety guard read it and never go
+back to the records for settings."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ..llm import LLMError, ProviderConfig, get_adapter
+from .tool_spec import ToolSpec
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One LLM provider of the run: its adapter (None when it cannot be
+    built: ``problem`` says why) and prices in USD per token."""
+    id: int
+    name: str
+    model: str
+    config: ProviderConfig = field(repr=False)
+    cost_per_input_token: float
+    cost_per_output_token: float
+    adapter: object = field(default=None, repr=False, compare=False)
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything a run needs to know, read once (see the module docstring).
+
+    ``tools`` are the agent's tools this user can run, by name; ``unavailable``
+    the agent's other tools, by name, with the reason. ``run_as_user_id`` is
+    the user tool calls run as (the requesting user, or the agent's *Run As
+    User*); ``company_ids`` the companies of the request."""
+    agent_id: int
+    agent_name: str
+    execution_mode: str
+    require_confirmation: str
+    max_iterations: int
+    max_tokens_per_run: int
+    max_cost_per_run: float
+    allowed_models: frozenset[str]
+    blocked_models: frozenset[str]
+    system_prompt: str
+    tools: Mapping[str, ToolSpec]
+    unavailable: Mapping[str, str]
+    providers: tuple[ProviderSpec, ...]
+    user_id: int
+    run_as_user_id: int
+    company_ids: tuple[int, ...]
+
+    @property
+    def llm_schemas(self) -> list[dict]:
+        """The function declarations of the available tools, in tool order."""
+        return [spec.llm_schema for spec in self.tools.values()]
+
+
+def build_run_context(agent, thread) -> RunContext:
+    """The RunContext of ``agent`` (an ``agentic.ai.agent`` record in the
+    requesting user's environment) running ``thread``."""
+    privileged = agent.sudo()
+    exec_env = agent._get_execution_env()
+    available, unavailable = compile_tools(agent.tool_ids, exec_env)
+    return RunContext(
+        agent_id=agent.id,
+        agent_name=agent.name,
+        execution_mode=agent.execution_mode,
+        require_confirmation=agent.require_confirmation,
+        max_iterations=agent.max_iterations,
+        max_tokens_per_run=agent.max_tokens_per_run,
+        max_cost_per_run=agent.max_cost_per_run,
+        allowed_models=frozenset(privileged.allowed_model_ids.mapped("model")),
+        blocked_models=frozenset(privileged.blocked_model_ids.mapped("model")),
+        system_prompt=agent._build_system_message(thread.user_id),
+        tools=MappingProxyType(available),
+        unavailable=MappingProxyType(unavailable),
+        providers=tuple(_provider(p) for p in (agent.llm_provider_id, agent.fallback_provider_id) if p),
+        user_id=thread.env.uid,
+        run_as_user_id=exec_env.uid,
+        company_ids=tuple(thread.env.companies.ids),
+    )
+
+
+def compile_tools(tools, env) -> tuple[dict[str, ToolSpec], dict[str, str]]:
+    """``(available, unavailable)``: the active ``tools`` compiled, by name,
+    split by whether ``env``'s user can run them here (see ``unavailable_reason``)."""
+    available, unavailable = {}, {}
+    for tool in tools.filtered("active"):  # in the tools' order
+        spec = ToolSpec.from_record(tool)
+        reason = unavailable_reason(spec, env)
+        if reason:
+            unavailable[spec.name] = reason
+        else:
+            available[spec.name] = spec
+    return available, unavailable
+
+
+def unavailable_reason(spec: ToolSpec, env) -> str:
+    """Why ``env``'s user cannot run ``spec`` here, or ``""``: none of its
+    apps is installed, a model it declares is missing or unreadable, or its
+    function is not registered."""
+    if spec.problem:
+        return f"{spec.name} is not available here: {spec.problem}"
+    if spec.required_modules and not any(m in env.registry._init_modules for m in spec.required_modules):
+        return f"{spec.name} is not available here: it needs the {' or '.join(spec.required_modules)} app installed"
+    for model_name in spec.model_names:
+        if model_name not in env:
+            return f"{spec.name} is not available here: the model {model_name} is not installed"
+        if not env[model_name].has_access("read"):
+            return f"{spec.name} is not available here: you have no read access to {model_name}"
+    return ""
+
+
+def _provider(provider) -> ProviderSpec:
+    provider = provider.sudo()
+    config = provider._get_provider_config()
+    adapter, problem = None, ""
+    try:
+        adapter = get_adapter(config)
+    except LLMError as error:
+        problem = str(error)
+    return ProviderSpec(id=provider.id, name=provider.name, model=provider.default_model, config=config,
+                        cost_per_input_token=provider.cost_per_input_token,
+                        cost_per_output_token=provider.cost_per_output_token, adapter=adapter, problem=problem)

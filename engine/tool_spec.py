@@ -1,0 +1,124 @@
+"""A tool compiled for a run (spec 000 §3.3, §4.6): its ``agentic.ai.tool``
+record read once, its JSON Schema parsed once into a validator, its
+function resolved once. The executor and the safety guard work on this
+frozen value, never on the record."""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import jsonschema
+
+from ..tools.registry import READ_ONLY_RISKS, TOOL_TYPES, ToolError, resolve_handler
+
+EMPTY_SCHEMA = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as a run sees it. ``schema`` is the JSON Schema of the
+    arguments (an object); ``model_names`` the models it declares (a server
+    action's model included); ``function`` the registered Python function
+    of native and generic ORM tools (None for the others, or when it could
+    not be found: ``problem`` then says why)."""
+    id: int
+    name: str
+    label: str
+    description: str
+    tool_type: str
+    risk_level: str
+    is_destructive: bool
+    requires_confirmation: bool
+    schema: Mapping
+    model_names: tuple[str, ...]
+    required_modules: tuple[str, ...]
+    server_action_id: int = 0
+    python_code: str = field(default="", repr=False)
+    function: Callable | None = field(default=None, repr=False, compare=False)
+    problem: str = ""
+    validator: jsonschema.protocols.Validator = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_record(cls, tool) -> ToolSpec:
+        """Compile an ``agentic.ai.tool`` record (code and server action read as superuser)."""
+        try:
+            schema = json.loads(tool.parameter_schema or "{}")
+        except (ValueError, RecursionError):
+            schema = None
+        if not isinstance(schema, dict):
+            schema = EMPTY_SCHEMA
+        function, problem = None, ""
+        if tool.tool_type in TOOL_TYPES:
+            try:
+                function = resolve_handler(tool.handler or "")
+            except ToolError as error:
+                problem = str(error)
+        privileged = tool.sudo()
+        model_names = tuple(name.strip() for name in (tool.model_names or "").split(",") if name.strip())
+        if tool.tool_type == "server_action" and privileged.server_action_id:
+            model_names += (privileged.server_action_id.model_id.model,)
+        return cls(
+            id=tool.id, name=tool.name, label=tool.label or tool.name, description=tool.description or "",
+            tool_type=tool.tool_type, risk_level=tool.risk_level, is_destructive=tool.is_destructive,
+            requires_confirmation=tool.requires_confirmation, schema=schema, model_names=model_names,
+            required_modules=tuple(name.strip() for name in (tool.required_module or "").split(",") if name.strip()),
+            server_action_id=privileged.server_action_id.id or 0,
+            python_code=(privileged.python_code or "") if tool.tool_type == "python_code" else "",
+            function=function, problem=problem, validator=jsonschema.Draft202012Validator(schema),
+        )
+
+    @property
+    def read_only(self) -> bool:
+        """Low-risk tools only read (spec §3.3)."""
+        return self.risk_level in READ_ONLY_RISKS
+
+    @property
+    def llm_schema(self) -> dict:
+        """``{"name", "description", "parameters"}``: the neutral function
+        declaration every adapter converts to its provider's format."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": {"type": "object", "properties": self.schema.get("properties", {}),
+                           "required": self.schema.get("required", [])},
+        }
+
+    def validate(self, params) -> list[str]:
+        """Messages for what in ``params`` breaks the schema (required
+        parameters, types, enums, bounds...) or cannot be stored (NaN,
+        infinite numbers, NUL characters); empty when valid."""
+        if not isinstance(params, dict):
+            return ["arguments must be a JSON object"]
+        errors = []
+        for error in sorted(self.validator.iter_errors(params), key=lambda e: list(e.absolute_path)):
+            where = ".".join(str(p) for p in error.absolute_path)
+            if error.validator == "required":
+                errors.append(error.message.replace("is a required property", "is a required parameter")
+                              + (f" (in {where})" if where else ""))
+            else:
+                errors.append(f"{where or 'arguments'}: {error.message}")
+        errors += [f"{where}: {problem}" for where, problem in _unstorable(params)]
+        return errors
+
+    def sanitize(self, params: dict) -> dict:
+        """Only the parameters the schema declares (so a model cannot pass
+        extra keyword arguments such as ``env``), surrounding blanks stripped."""
+        properties = self.schema.get("properties", {})
+        return {key: value.strip() if isinstance(value, str) else value
+                for key, value in params.items() if key in properties}
+
+
+def _unstorable(value, where="arguments"):
+    """``[(path, problem)]`` for the values no tool can take: NaN and
+    infinite numbers (Python's JSON reader accepts ``NaN`` and ``Infinity``
+    and JSON Schema's bounds do not refuse NaN) and text with NUL characters
+    (PostgreSQL cannot store them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [(where, f"numbers must be finite, got {value}")]
+    if isinstance(value, str) and "\x00" in value:
+        return [(where, "text cannot contain NUL characters")]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [found for key, item in items
+            for found in _unstorable(item, f"{key}" if where == "arguments" else f"{where}.{key}")]

@@ -1,0 +1,133 @@
+"""The thread's transcript as the LLM sees it (spec 000 §3.4, §4.2): the
+messages are read from the thread once per turn and kept in step with the
+rows the turn appends, so a step costs the same whatever the history.
+
+Rows become neutral LLM messages (``llm/base.py``) one by one: consecutive
+``tool_call`` rows fold into one assistant message with ``tool_calls``,
+results become ``tool`` messages, confirmation rows are not replayed (the
+tool result that follows them stands for them). Reading the rows again
+gives the same messages as the ones kept."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ..llm import ToolCall
+from ..tools.registry import TOOL_NAME_RE
+from .confirmation import ConfirmationRequest
+
+TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
+ROW_FIELDS = ("role", "content", "tool_call_id", "tool_call_id_generated", "tool_provider_data", "tool_name",
+              "tool_arguments")
+
+
+class MessageFolder:
+    """Turns transcript rows into neutral LLM messages, appending to ``messages``."""
+
+    def __init__(self):
+        self.messages: list[dict] = []
+        self._open_calls: dict | None = None  # the assistant message later tool_call rows join
+
+    def add(self, row) -> None:
+        """Fold one ``agentic.ai.thread.message`` row in."""
+        role = row.role
+        if role in ("user", "assistant", "system"):
+            self.messages.append({"role": role, "content": row.content})
+            self._open_calls = None
+        elif role == "tool_call":
+            call = {"id": row.tool_call_id, "name": row.tool_name, "arguments": row._get_arguments(),
+                    "id_generated": row.tool_call_id_generated, "provider_data": row.tool_provider_data or {}}
+            if self._open_calls is not None:
+                self._open_calls["tool_calls"].append(call)
+            else:
+                self._open_calls = {"role": "assistant", "content": row.content or None, "tool_calls": [call]}
+                self.messages.append(self._open_calls)
+        elif role == "tool_result":
+            self._open_calls = None
+            self.messages.append({"role": "tool", "tool_call_id": row.tool_call_id, "name": row.tool_name,
+                                  "content": row.content})
+
+
+def llm_messages(rows) -> list[dict]:
+    """The neutral LLM messages of transcript ``rows`` (in id order)."""
+    folder = MessageFolder()
+    for row in rows:
+        folder.add(row)
+    return folder.messages
+
+
+class Transcript:
+    """One turn's view of ``thread``'s transcript: ``messages`` for the LLM,
+    the ids of the rows this turn added, and the tool-call ids in use."""
+
+    def __init__(self, thread):
+        self.thread = thread
+        self._folder = MessageFolder()
+        rows = thread.message_ids.sorted("id")
+        rows.fetch(ROW_FIELDS)
+        for row in rows:
+            self._folder.add(row)
+        self.call_ids = {row.tool_call_id for row in rows if row.role == "tool_call"}
+        self.new_ids: list[int] = []
+
+    @property
+    def messages(self) -> list[dict]:
+        return self._folder.messages
+
+    def for_llm(self, system_prompt: str) -> list[dict]:
+        """The system prompt, then the transcript's messages."""
+        return [{"role": "system", "content": system_prompt}, *self.messages] if system_prompt else list(self.messages)
+
+    def _added(self, row):
+        self._folder.add(row)
+        self.new_ids.append(row.id)
+        return row
+
+    # ------------------------------------------------------------- appending
+    def add_user(self, text: str):
+        return self._added(self.thread.add_user_message(text))
+
+    def add_assistant(self, text: str, **usage):
+        """An answer of the agent; ``usage`` holds ``input_tokens``/``output_tokens``."""
+        return self._added(self.thread.add_assistant_message(text, **usage))
+
+    def add_tool_calls(self, calls: list[ToolCall], content: str = "") -> None:
+        """The calls of one model answer, ``content`` the text sent with them."""
+        for index, call in enumerate(calls):
+            self._added(self.thread.add_tool_call(call, content=content if index == 0 else ""))
+
+    def add_tool_result(self, call_id: str, tool_name: str, text: str, *, success: bool, data=None,
+                        status: str | None = None):
+        return self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
+                                                       status=status))
+
+    def add_confirmation_request(self, request: ConfirmationRequest):
+        return self._added(self.thread.request_confirmation(request))
+
+    def add_confirmation_response(self, request: ConfirmationRequest, approved: bool, reason: str):
+        return self._added(self.thread.add_confirmation_response(request, approved, reason))
+
+    # ---------------------------------------------------------------- calls
+    def normalize_calls(self, calls: list[ToolCall]) -> list[ToolCall]:
+        """The calls with an id unique in the thread (some providers send
+        none, or reuse one, and results are matched to calls by id) and a
+        name providers accept when the history is replayed; the id is final
+        from here on (transcript, log, confirmation)."""
+        normalized = []
+        for call in calls:
+            changes = {}
+            call_id = call.id if TOOL_CALL_ID_RE.match(call.id or "") else ""
+            if not call_id or call_id in self.call_ids:
+                counter = len(self.call_ids)
+                while not call_id or call_id in self.call_ids:
+                    counter += 1
+                    call_id = f"call_{self.thread.id}_{counter}"
+                changes.update(id=call_id, id_generated=True)
+            self.call_ids.add(call_id)
+            if not TOOL_NAME_RE.match(call.name or ""):
+                # Stored (and replayed) under a name providers accept; the
+                # observation quotes what the model sent.
+                changes.update(parse_error=call.parse_error or f"invalid tool name {call.name!r}",
+                               name=re.sub(r"[^a-zA-Z0-9_-]", "_", call.name or "")[:64] or "unnamed_tool")
+            normalized.append(dataclasses.replace(call, **changes) if changes else call)
+        return normalized

@@ -1,0 +1,176 @@
+"""Finding the records a tool's arguments name: by id, by name or reference
+(through Odoo's own name search), never by guessing.
+
+``find_record`` is the one lookup of every tool. A name matches, in order:
+exactly (``display_name =ilike``), as a part of the name (``ilike``), then
+word by word: every word of the name is a whole word of the record's name
+as shown, in any order, punctuation only separating words (``Wood Large
+Desk``, ``large desk (wood)`` or ``Large Desk - Wood`` for the variant
+``Large Desk (Wood)``). A name is text, never a LIKE pattern. Several
+matches are listed for the model to ask which one; none lists the closest
+names, those sharing the most words first.
+"""
+from __future__ import annotations
+
+import re
+
+from .registry import ToolError
+
+MAX_LISTED = 5
+MAX_WORDS = 8  # words of a name used for the word-by-word match
+MAX_CANDIDATES = 100  # records read to compare words with
+WORD_RE = re.compile(r"\w+")
+
+# Parts of a model's shown name that its name search does not cover, so that
+# a name written as shown finds the record (Odoo 19: a product variant is
+# shown "Large Desk (Wood)" but searched by template name, code and barcode).
+SHOWN_NAME_FIELDS = {
+    "product.product": ("product_template_attribute_value_ids.name",),
+}
+
+
+def escape_like(text: str) -> str:
+    """``text`` for an ``ilike`` domain value matching it literally: Odoo
+    wraps the value in % and reads % _ \\ as patterns."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def get_model(env, model_name: str):
+    """``env[model_name]`` after checking that it exists, is a stored
+    business model and that the user may read it. Raises ToolError."""
+    if not isinstance(model_name, str) or model_name not in env:
+        raise ToolError(f"unknown model {model_name!r}; use odoo_get_available_models to list models")
+    model = env[model_name]
+    if model._abstract or model._transient:
+        raise ToolError(f"{model_name} is not a stored business model")
+    if not model.has_access("read"):
+        raise ToolError(f"you have no read access to {model_name}")
+    return model
+
+
+def find_record(env, model_name: str, value, *, label: str | None = None, domain=None):
+    """One record of ``model_name`` named by ``value``: an id (int, or digits
+    that are not also a name or reference), or a name (see the module
+    docstring), within ``domain``. Record rules and companies apply: a
+    record the user cannot read is not found. Raises ToolError listing the
+    candidates when several match, the closest names when none does."""
+    model = env[model_name]
+    label = label or model._description
+    domain = list(domain or [])
+    if isinstance(value, bool) or value in (None, ""):
+        raise ToolError(f"a {label} is required (an id or a name)")
+    if isinstance(value, int):
+        record = model.search(domain + [("id", "=", value)], limit=1)
+        if not record:
+            raise ToolError(f"no {label} with id {value} (or you cannot access it)")
+        return record
+    if not isinstance(value, str):
+        raise ToolError(f"a {label} must be given as an id or a name, got {value!r}")
+    name = value.strip()
+    if name.isascii() and name.isdigit():
+        return _by_id_or_reference(model, domain, name, label)
+    pattern = escape_like(name)  # a name is text, never a LIKE pattern
+    exact = model.search(domain + [("display_name", "=ilike", pattern)], limit=MAX_LISTED + 1)
+    if len(exact) == 1:
+        return exact
+    matches = exact or model.search(domain + [("display_name", "ilike", pattern)], limit=MAX_LISTED + 1)
+    if not matches:
+        matches = _by_words(model, domain, _words(name))
+    if len(matches) == 1:
+        return matches
+    if matches:
+        more = "+" if len(matches) > MAX_LISTED else ""
+        raise ToolError(f"{len(matches[:MAX_LISTED])}{more} {label} records match {name!r}: {_listed(matches)}. "
+                        f"Ask the user which one, or call again with the id.")
+    close = _closest(model, domain, _words(name))
+    hint = f" Closest: {_listed(close)}." if close else ""
+    raise ToolError(f"no {label} matches {name!r}.{hint}")
+
+
+def find_record_among(env, model_names: list[str], value, label: str):
+    """One record named by ``value`` among several models (e.g. a sales or a
+    purchase order). A name equal to exactly one record's own name (its
+    ``_rec_name``, such as an order number) wins over references and ids;
+    else ``find_record`` runs on each model and several hits are ambiguous.
+    Models the user cannot read are skipped. Raises ToolError."""
+    models = [env[name] for name in model_names if name in env and env[name].has_access("read")]
+    if isinstance(value, str):
+        exact = [record for model in models
+                 for record in model.search([(model._rec_name or "name", "=", value.strip())], limit=2)]
+        if len(exact) == 1:
+            return exact[0]
+    found, errors = [], []
+    for model in models:
+        try:
+            found.append(find_record(env, model._name, value, label=model._description.lower()))
+        except ToolError as error:
+            errors.append(str(error))
+    if len(found) > 1:
+        raise ToolError(f"{value!r} names several records: {'; '.join(r.display_name for r in found)}; "
+                        f"give the {label}'s number")
+    if not found:
+        raise ToolError(" ".join(errors) or f"no {label} you can read")
+    return found[0]
+
+
+def _by_id_or_reference(model, domain, digits: str, label: str):
+    """A record named by digits: its id, or a name or reference made of those
+    digits (an invoice reference, a product code); several are listed."""
+    by_id = model.search(domain + [("id", "=", int(digits))], limit=1) if len(digits) < 10 else model
+    by_name = model.search(domain + [("display_name", "=ilike", escape_like(digits))], limit=MAX_LISTED)
+    candidates = by_id | by_name
+    if len(candidates) == 1:
+        return candidates
+    if not candidates:
+        raise ToolError(f"no {label} with id or reference {digits} (or you cannot access it)")
+    raise ToolError(f"{digits!r} matches several {label} records by id, name or reference: {_listed(candidates)}. "
+                    f"Ask the user which one, or call again with the id as a number.")
+
+
+def _words(name: str) -> list[str]:
+    """The distinct words of ``name``, lower-cased, longest first, at most MAX_WORDS."""
+    words = sorted(set(WORD_RE.findall(name.lower())), key=lambda w: (-len(w), w))
+    return words[:MAX_WORDS]
+
+
+def _by_words(model, domain, words: list[str]):
+    """Records whose shown name has every one of ``words`` as a whole word,
+    in any order (at most MAX_LISTED + 1)."""
+    if not words:
+        return model
+    candidates = model.search(domain + _all_words_domain(model, words), limit=MAX_CANDIDATES)
+    wanted = set(words)
+    return candidates.filtered(lambda r: wanted <= set(WORD_RE.findall(r.display_name.lower())))[:MAX_LISTED + 1]
+
+
+def _word_domain(model, word: str) -> list:
+    """Records whose shown name contains ``word``."""
+    fields = ("display_name", *SHOWN_NAME_FIELDS.get(model._name, ()))
+    pattern = escape_like(word)
+    return ["|"] * (len(fields) - 1) + [(f, "ilike", pattern) for f in fields]
+
+
+def _all_words_domain(model, words: list[str]) -> list:
+    return [term for word in words for term in _word_domain(model, word)]
+
+
+def _closest(model, domain, words: list[str]):
+    """Up to MAX_LISTED records sharing the most words with the name: those
+    with all words but one first (e.g. the variants of "Large Desk" for
+    "Large Desk Oak"), then those with any word."""
+    found = model.browse()
+    if len(words) > 1:
+        for left_out in words:
+            rest = [w for w in words if w != left_out]
+            found |= model.search(domain + _all_words_domain(model, rest), limit=MAX_LISTED)
+            if len(found) >= MAX_LISTED:
+                return found[:MAX_LISTED]
+    significant = [w for w in words if len(w) > 2] or words
+    if significant and len(found) < MAX_LISTED:
+        any_word = ["|"] * (len(significant) - 1) + [t for w in significant for t in _word_domain(model, w)]
+        found |= model.search(domain + [("id", "not in", found.ids)] + any_word, limit=MAX_LISTED - len(found))
+    return found[:MAX_LISTED]
+
+
+def _listed(records) -> str:
+    return "; ".join(f"{r.display_name} (id {r.id})" for r in records[:MAX_LISTED])
