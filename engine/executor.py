@@ -4,7 +4,8 @@ validate_params → safety check → sanitize_params → execution env →
 savepoint → execute → log, on the run's frozen RunContext. Every failure
 becomes an ``ExecutionResult`` with ``success=False`` and a message the
 model can act on; whatever the tool wrote before failing is rolled back to
-the savepoint. Each call is logged once, with its final tool-call id."""
+the savepoint. Each call is logged once, with its final tool-call id, in
+the run's audit trail (``engine/audit.py``)."""
 from __future__ import annotations
 
 import logging
@@ -19,6 +20,7 @@ from odoo.tools.safe_eval import safe_eval
 
 from ..llm import ToolCall
 from ..tools.registry import ToolError
+from .audit import AuditTrail
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, SafetyGuard
 from .tool_spec import ToolSpec
@@ -47,12 +49,12 @@ class ExecutionResult:
 class Executor:
     """Runs the tool calls of one run of ``thread`` as the run's user."""
 
-    def __init__(self, context: RunContext, thread):
+    def __init__(self, context: RunContext, thread, audit: AuditTrail | None = None):
         self.context = context
         self.thread = thread
         self.env = thread.env(user=context.run_as_user_id, su=False)
         self.guard = SafetyGuard(context)
-        self.log = thread.env["agentic.ai.execution.log"]
+        self.audit = audit or AuditTrail(thread)
 
     def execute_call(self, call: ToolCall, finish_reason: str = "") -> ExecutionResult:
         """Run a call as the model sent it. A call that cannot be run (a
@@ -146,9 +148,8 @@ class Executor:
         duration_ms = int((time.monotonic() - started) * 1000)
         data = result.data if isinstance(result.data, dict) else {}
         record_ids = data.get("ids") or ([data["id"]] if isinstance(data.get("id"), int) else None)
-        self.log.log(
+        self.audit.record(
             "tool_execution",
-            thread=self.thread,
             tool_name=tool_name,
             tool_call_id=tool_call_id or False,
             model_name=touched[0] if touched else False,

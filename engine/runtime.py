@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from odoo.exceptions import UserError
 
 from ..llm import LLMError, TokenTracker
+from .audit import AuditTrail
 from .confirmation import ConfirmationRequest
 from .executor import Executor
 from .observer import Observer
@@ -69,10 +70,10 @@ class AgentRuntime:
         self.env = thread.env
         self.thread = thread
         self.context = build_run_context(agent, thread)
-        self.executor = Executor(self.context, thread)
+        self.audit = AuditTrail(thread)
+        self.executor = Executor(self.context, thread, self.audit)
         self.observer = Observer()
         self.tracker = TokenTracker()
-        self.log = self.env["agentic.ai.execution.log"]
         self.transcript: Transcript | None = None
         self.iterations = 0
         self.tool_call_count = 0
@@ -136,29 +137,30 @@ class AgentRuntime:
                 reply = self.env._("I stopped before finishing: this request reached its %s. What I did so far is "
                                    "above.", why)
                 self.transcript.add_assistant(reply)
-                self.log.log("error", thread=self.thread, success=False, error_message=why)
+                self.audit.record("error", success=False, error_message=why)
                 return self._end_turn("completed", reply)
             self.iterations += 1
-            try:
-                response, calls = self._call_llm(self.transcript.for_llm(self.context.system_prompt), schemas)
-            except LLMUnavailable as exc:
-                return self._fail(exc)
-            if not calls:
-                content = clean_text(response.content).strip()
-                if not content:
-                    empty_answers += 1
-                    if empty_answers < 2:
-                        continue
-                    content = self.env._("The model returned an empty response. Please rephrase or try again.")
-                elif response.finish_reason == "length":
-                    content += "\n\n" + self.env._("(The answer was cut off by the model's output limit.)")
-                self.transcript.add_assistant(content, input_tokens=response.input_tokens,
-                                              output_tokens=response.output_tokens)
-                return self._end_turn("completed", content)
-            self.transcript.add_tool_calls(calls, content=response.content or "")
-            paused = self._run_calls(calls, response.finish_reason)
-            if paused:
-                return self._end_turn("waiting_confirmation", paused.reason, confirmation=paused)
+            with self.audit.step():  # the LLM call and the tool calls it asks for
+                try:
+                    response, calls = self._call_llm(self.transcript.for_llm(self.context.system_prompt), schemas)
+                except LLMUnavailable as exc:
+                    return self._fail(exc)
+                if not calls:
+                    content = clean_text(response.content).strip()
+                    if not content:
+                        empty_answers += 1
+                        if empty_answers < 2:
+                            continue
+                        content = self.env._("The model returned an empty response. Please rephrase or try again.")
+                    elif response.finish_reason == "length":
+                        content += "\n\n" + self.env._("(The answer was cut off by the model's output limit.)")
+                    self.transcript.add_assistant(content, input_tokens=response.input_tokens,
+                                                  output_tokens=response.output_tokens)
+                    return self._end_turn("completed", content)
+                self.transcript.add_tool_calls(calls, content=response.content or "")
+                paused = self._run_calls(calls, response.finish_reason)
+                if paused:
+                    return self._end_turn("waiting_confirmation", paused.reason, confirmation=paused)
         reply = LIMIT_REPLY.format(n=self.context.max_iterations)
         self.transcript.add_assistant(reply)
         return self._end_turn("completed", reply)
@@ -178,6 +180,7 @@ class AgentRuntime:
             if result.confirmation_needed:
                 request = ConfirmationRequest(call.id, call.name, call.arguments, result.confirmation_reason,
                                               self.context.tools[call.name].risk_level)
+                self.audit.flush()  # the thread logs the request itself, after what came before it
                 self.transcript.add_confirmation_request(request)
                 for later in calls[index + 1:]:
                     self.transcript.add_tool_result(
@@ -214,9 +217,8 @@ class AgentRuntime:
                     # Adapters raise LLMError only (llm.base wraps every adapter method).
                     response = provider.adapter.chat_completion(messages, schemas or None)
                 except LLMError as exc:
-                    self.log.log("llm_call", thread=self.thread, provider_id=provider.id, llm_model=provider.model,
-                                 success=False, error_message=str(exc),
-                                 duration_ms=int((time.monotonic() - started) * 1000))
+                    self.audit.record("llm_call", provider_id=provider.id, llm_model=provider.model, success=False,
+                                      error_message=str(exc), duration_ms=int((time.monotonic() - started) * 1000))
                     last = f"{provider.name}: {exc}"
                     if not exc.retryable:
                         break
@@ -235,12 +237,12 @@ class AgentRuntime:
     def _log_answer(self, provider: ProviderSpec, response, calls, started: float) -> None:
         self.tracker.prices[response.model] = (provider.cost_per_input_token, provider.cost_per_output_token)
         cost = self.tracker.track(response.input_tokens, response.output_tokens, response.model)
-        self.log.log("llm_call", thread=self.thread, provider_id=provider.id, llm_model=response.model,
-                     input_tokens=response.input_tokens, output_tokens=response.output_tokens, cost=cost,
-                     duration_ms=int((time.monotonic() - started) * 1000),
-                     output_data={"content": response.content, "finish_reason": response.finish_reason,
-                                  "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.raw_arguments}
-                                                 for c in calls]})
+        self.audit.record("llm_call", provider_id=provider.id, llm_model=response.model,
+                          input_tokens=response.input_tokens, output_tokens=response.output_tokens, cost=cost,
+                          duration_ms=int((time.monotonic() - started) * 1000),
+                          output_data={"content": response.content, "finish_reason": response.finish_reason,
+                                       "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.raw_arguments}
+                                                      for c in calls]})
 
     # ------------------------------------------------------------------ ends
     def _lock_thread(self):
@@ -254,7 +256,7 @@ class AgentRuntime:
             "I could not reach the AI service, so your request was not completed. %(errors)s",
             errors=" ".join(f"[{e}]" for e in exc.errors))
         self.transcript.add_assistant(reply)
-        self.log.log("error", thread=self.thread, success=False, error_message=str(exc))
+        self.audit.record("error", success=False, error_message=str(exc))
         return self._end_turn("error", reply, error=str(exc))
 
     def _end_turn(self, state: str, reply: str, error: str | None = None,

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from odoo import api, fields, models
 from odoo.exceptions import UserError
+from odoo.tools import SQL
 
 from ..engine.text import clean_text
 
@@ -63,25 +64,66 @@ class AgenticAiExecutionLog(models.Model):
     @api.private
     @api.model
     def log(self, action_type, thread=None, **values):
-        """Write one row, as superuser so that it is always written whatever
-        the user's rights. ``input_data``/``output_data``/``before_snapshot``
-        may be any JSON-able value. Returns the row."""
-        thread = thread or self.env["agentic.ai.thread"]
+        """Write one row, whatever the user's rights, and return it (as
+        superuser). ``values`` are fields of this model;
+        ``input_data``/``output_data``/``before_snapshot``/``record_ids`` may
+        be any JSON-able value."""
+        return self.log_many([(action_type, thread, values)])
+
+    @api.private
+    @api.model
+    def log_many(self, rows):
+        """Write ``rows`` = ``[(action_type, thread, values)]`` (see ``log``)
+        in one INSERT, in order, and return them (as superuser).
+
+        The rows are inserted with SQL: a run writes a row for every LLM call
+        and tool call, the ORM's ``create`` costs about three times the
+        INSERT, and the rows of one step are written together
+        (``engine/audit.py``). Rows are never written afterwards, so nothing
+        but the threads' cached ``execution_log_ids`` and usage totals depend
+        on them; those are invalidated here."""
+        if not rows:
+            return self.sudo()
+        now = self.env.cr.now()
+        prepared = [self._prepare_row(action_type, thread or self.env["agentic.ai.thread"], dict(values), now)
+                    for action_type, thread, values in rows]
+        def present(name, value):  # False is a value of boolean fields only; else it means empty
+            return value is not None and (value is not False or self._fields[name].type == "boolean")
+
+        columns = sorted({name for row in prepared for name, value in row.items() if present(name, value)})
+        fields = [self._fields[name] for name in columns]
+        params = [field.convert_to_column_insert(row[field.name], self) if present(field.name, row.get(field.name))
+                  else None for row in prepared for field in fields]
+        placeholders = ", ".join(["(" + ", ".join(["%s"] * len(columns)) + ")"] * len(prepared))
+        self.env.cr.execute(SQL(
+            f"INSERT INTO %s (%s) VALUES {placeholders} RETURNING id",
+            SQL.identifier(self._table), SQL(", ").join(SQL.identifier(name) for name in columns), *params))
+        ids = [row_id for (row_id,) in self.env.cr.fetchall()]
+        threads = self.env["agentic.ai.thread"].browse({row["thread_id"] for row in prepared if row["thread_id"]})
+        threads.invalidate_recordset(["execution_log_ids", "total_input_tokens", "total_output_tokens", "total_cost"])
+        return self.sudo().browse(sorted(ids))
+
+    def _prepare_row(self, action_type, thread, values, now):
+        """The column values of one row (JSON and text made storable)."""
         for key in ("input_data", "output_data", "before_snapshot", "record_ids"):
             if key in values:
                 values[key] = _as_json(values[key])
         for key in ("error_message", "tool_name", "tool_call_id", "llm_model", "model_name"):
             if values.get(key):
                 values[key] = clean_text(values[key], MAX_DATA_CHARS)
-        row = {
+        unknown = set(values) - set(self._fields)
+        if unknown:
+            raise ValueError(f"unknown execution log fields: {sorted(unknown)}")
+        return {
+            "success": True,
             "action_type": action_type,
             "thread_id": thread.id,
             "agent_id": values.pop("agent_id", thread.agent_id.id),
             "user_id": values.pop("user_id", thread.user_id.id or self.env.uid),
             "company_id": thread.company_id.id or self.env.company.id,
             **values,
+            "create_uid": self.env.uid, "write_uid": self.env.uid, "create_date": now, "write_date": now,
         }
-        return self.sudo().create(row)
 
     def write(self, vals):
         raise UserError(self.env._("Execution logs are immutable."))
