@@ -11,7 +11,6 @@ company, in the company currency.
 from __future__ import annotations
 
 from odoo import Command, fields
-
 from odoo.tools import float_is_zero
 
 from .lookup import escape_like, find_record, find_record_among
@@ -33,7 +32,8 @@ PNL_SECTIONS = (
 
 
 def _invoice(env, value):
-    return find_record(env, "account.move", value, label="invoice", domain=[("move_type", "in", MOVE_TYPES)])
+    return find_record(env, "account.move", value, label="invoice", domain=[("move_type", "in", MOVE_TYPES)],
+                       outside="is not an invoice, a bill or a credit note")
 
 
 def _invoice_lines(env, lines):
@@ -218,29 +218,32 @@ def register_payment(env, invoice, amount=None, journal=None, payment_date=None,
     if amount not in (None, ""):
         paid = move.currency_id.round(positive_number(amount, "amount"))
         if move.currency_id.compare_amounts(paid, due) > 0:
-            raise ToolError(f"amount {paid} {move.currency_id.name} is more than the {due} {move.currency_id.name} due on "
-                            f"{move.name}; the user must decide in Odoo what to do with an overpayment")
+            raise ToolError(f"amount {paid} {move.currency_id.name} is more than the {due} {move.currency_id.name} "
+                            f"due on {move.name}; the user must decide in Odoo what to do with an overpayment")
         # In the invoice's currency whatever the journal's (the wizard would take the journal's).
         values.update(amount=paid, currency_id=move.currency_id.id)
     if journal not in (None, ""):
         chosen = find_record(env, "account.journal", journal, label="journal")
         if chosen.type not in ("bank", "cash", "credit"):
-            usable = env["account.journal"].search([("type", "in", ("bank", "cash", "credit")), ("company_id", "=", move.company_id.id)])
-            raise ToolError(f"{chosen.name} is a {chosen.type} journal; payments go to a bank, cash or credit card journal: "
-                            + ", ".join(f"{j.name} (id {j.id})" for j in usable))
+            usable = env["account.journal"].search([("type", "in", ("bank", "cash", "credit")),
+                                                    ("company_id", "=", move.company_id.id)])
+            raise ToolError(f"{chosen.name} is a {chosen.type} journal; payments go to a bank, cash or credit card "
+                            "journal: " + ", ".join(f"{j.name} (id {j.id})" for j in usable))
         values["journal_id"] = chosen.id
     if payment_date:
         values["payment_date"] = parse_date(payment_date, "payment_date")
     if memo:
         values["communication"] = str(memo)
     before = move.matched_payment_ids
-    wizard = env["account.payment.register"].with_context(active_model="account.move", active_ids=move.ids).create(values)
+    wizard = env["account.payment.register"].with_context(active_model="account.move", active_ids=move.ids)
+    wizard = wizard.create(values)
     wizard.action_create_payments()
     payments = move.matched_payment_ids - before
     return {
         "invoice": invoice_summary(move),
         "payments": [{"id": p.id, "name": p.name, "state": p.state, "journal": p.journal_id.name,
-                      "date": fields.Date.to_string(p.date), "amount": money(p.amount, p.currency_id)} for p in payments],
+                      "date": fields.Date.to_string(p.date), "amount": money(p.amount, p.currency_id)}
+                     for p in payments],
     }
 
 
@@ -250,7 +253,8 @@ def _account(env, value):
     as the prefix of 121000."""
     Account = env["account.account"].with_context(active_test=False)
     company = [("company_ids", "in", env.company.id)]
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isalnum() and any(c.isdigit() for c in value):
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isalnum() and any(c.isdigit() for c in text):
         code = value.strip()
         found = Account.search(company + [("code", "=", code)], limit=1)
         if found:
@@ -261,16 +265,18 @@ def _account(env, value):
         listed = "; ".join(f"{a.code} {a.name}" for a in starting)
         raise ToolError(f"no account has the code {code}." + (f" Codes starting with it: {listed}." if starting else "")
                         + " Give an exact code, or an account_type for a group of accounts.")
-    return find_record(env, "account.account", value, label="account", domain=company)
+    return find_record(env, "account.account", value, label="account", domain=company,
+                       outside=f"is not an account of {env.company.name}")
 
 
 def _check_figures_access(env):
     """Company figures need Odoo's Invoicing/Accounting read rights: other
     users' record rules show only part of the journal (e.g. a salesperson's
     own invoices), which would read as wrong company totals."""
-    if not (env.user.has_group("account.group_account_readonly") or env.user.has_group("account.group_account_invoice")):
-        raise ToolError("company accounting figures need Invoicing or Accounting access (Billing, Auditor or Accountant); "
-                        "your access shows only part of the journal")
+    if not (env.user.has_group("account.group_account_readonly")
+            or env.user.has_group("account.group_account_invoice")):
+        raise ToolError("company accounting figures need Invoicing or Accounting access (Billing, Auditor or "
+                        "Accountant); your access shows only part of the journal")
 
 
 def _period(env, date_from, date_to):
@@ -357,9 +363,9 @@ def get_account_balance(env, account=None, account_type=None, date_from=None, da
     start, end = _period(env, date_from, date_to)
     currency = env.company.currency_id
     Line = env["account.move.line"]
-    period = dict(((acc, (debit, credit, balance)) for acc, debit, credit, balance in Line._read_group(
+    period = {acc: (debit, credit, balance) for acc, debit, credit, balance in Line._read_group(
         _posted_lines_domain(env, start, end) + [("account_id", "in", accounts.ids)],
-        ["account_id"], ["debit:sum", "credit:sum", "balance:sum"])))
+        ["account_id"], ["debit:sum", "credit:sum", "balance:sum"])}
     opening = dict(Line._read_group(
         _posted_lines_domain(env, before=start)
         + [("account_id", "in", accounts.filtered("include_initial_balance").ids)],
@@ -404,7 +410,8 @@ def get_profit_loss(env, date_from=None, date_to=None):
     start, end = _period(env, date_from, date_to)
     currency = env.company.currency_id
     by_account = env["account.move.line"]._read_group(
-        _posted_lines_domain(env, start, end) + [("account_id.account_type", "in", [t for _s, ts, _n in PNL_SECTIONS for t in ts])],
+        _posted_lines_domain(env, start, end)
+        + [("account_id.account_type", "in", [t for _s, ts, _n in PNL_SECTIONS for t in ts])],
         ["account_id"], ["balance:sum"])
     sections, totals = {}, {}
     for key, types, sign in PNL_SECTIONS:

@@ -34,7 +34,8 @@ def search_employees(env, query=None, department=None, limit=20):
         text = escape_like(query)  # the query is text, not a LIKE pattern
         domain += ["|", "|", ("name", "ilike", text), ("work_email", "ilike", text), ("job_title", "ilike", text)]
     if department:
-        domain.append(("department_id", "child_of", find_record(env, "hr.department", department, label="department").id))
+        unit = find_record(env, "hr.department", department, label="department")
+        domain.append(("department_id", "child_of", unit.id))
     Employee = env["hr.employee"]
     employees = Employee.search(domain, limit=clamp_limit(limit))
     return {"total": Employee.search_count(domain), "employees": [{
@@ -70,7 +71,8 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
     duration in days."""
     worker = find_record(env, "hr.employee", employee, label="employee")
     kind = find_record(env, "hr.leave.type", leave_type, label="time off type",
-                       domain=[("company_id", "in", [worker.company_id.id, False])])
+                       domain=[("company_id", "in", [worker.company_id.id, False])],
+                       outside=f"is a time off type of another company than {worker.name}'s ({worker.company_id.name})")
     start, end = parse_period(date_from, date_to, required=True)
     leave = env["hr.leave"].create({
         "employee_id": worker.id, "holiday_status_id": kind.id, "request_date_from": start, "request_date_to": end,

@@ -12,7 +12,8 @@ from .summaries import money, user_action_needed
 
 
 def _location(env, value, label):
-    return find_record(env, "stock.location", value, label=label, domain=[("usage", "=", "internal")])
+    return find_record(env, "stock.location", value, label=label, domain=[("usage", "=", "internal")],
+                       outside="is not an internal location of a warehouse")
 
 
 @agent_tool(
@@ -53,7 +54,8 @@ def check_stock_levels(env, product, warehouse=None, location=None):
     quants = env["stock.quant"].search(quant_domain)
     per_location = {}
     for quant in quants:
-        per_location[quant.location_id.complete_name] = per_location.get(quant.location_id.complete_name, 0.0) + quant.quantity
+        name = quant.location_id.complete_name
+        per_location[name] = per_location.get(name, 0.0) + quant.quantity
     return {
         "product": {"id": record.id, "name": record.display_name, "uom": record.uom_id.name},
         "on_hand": levels.qty_available,
@@ -99,10 +101,13 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
     warehouse = source.warehouse_id or env["stock.warehouse"].search([("company_id", "=", env.company.id)], limit=1)
     picking_type = warehouse.with_context(active_test=False).int_type_id
     if not picking_type:
-        raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in Inventory settings)")
+        raise ToolError(f"warehouse {warehouse.name} has no internal transfer type (enable Storage Locations in "
+                        "Inventory settings)")
     moves = [Command.create({"product_id": product.id, "product_uom_qty": quantity, "product_uom": uom.id,
                              "location_id": source.id, "location_dest_id": destination.id})
-             for _index, _line, product, quantity, uom in product_lines(env, lines, [("type", "=", "consu")], vendor_units=True)]
+             for _index, _line, product, quantity, uom
+             in product_lines(env, lines, [("type", "=", "consu")], vendor_units=True,
+                              outside="is a service: only goods move between locations")]
     picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
                                            "location_dest_id": destination.id, "move_ids": moves})
     picking.action_confirm()
@@ -164,7 +169,8 @@ def get_stock_valuation(env, product=None, category=None, warehouse=None, date=N
                             "stock value")
         domain.append(("id", "=", record.id))
     if category not in (None, ""):
-        domain.append(("categ_id", "child_of", find_record(env, "product.category", category, label="product category").id))
+        categ = find_record(env, "product.category", category, label="product category")
+        domain.append(("categ_id", "child_of", categ.id))
     today = fields.Date.context_today(env["res.company"])
     day = parse_date(date, "date") if date else today
     if day > today:
@@ -175,7 +181,8 @@ def get_stock_valuation(env, product=None, category=None, warehouse=None, date=N
     currency = company.currency_id
     by_category = {}
     for record in in_stock:
-        by_category[record.categ_id.complete_name] = by_category.get(record.categ_id.complete_name, 0.0) + record.total_value
+        name = record.categ_id.complete_name
+        by_category[name] = by_category.get(name, 0.0) + record.total_value
     ranked = in_stock.sorted(lambda p: p.total_value, reverse=True)[:clamp_limit(limit)]
     return {
         "company": company.name,

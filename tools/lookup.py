@@ -48,24 +48,44 @@ def get_model(env, model_name: str):
     return model
 
 
-def find_record(env, model_name: str, value, *, label: str | None = None, domain=None):
+class NoMatch(ToolError):
+    """No record is named by the value (as opposed to several)."""
+
+
+def find_record(env, model_name: str, value, *, label: str | None = None, domain=None, outside: str = ""):
     """One record of ``model_name`` named by ``value``: an id (int, or digits
     that are not also a name or reference), or a name (see the module
     docstring), within ``domain``. Record rules and companies apply: a
     record the user cannot read is not found. Raises ToolError listing the
-    candidates when several match, the closest names when none does."""
+    candidates when several match, the closest names when none does; when
+    the record exists but ``domain`` leaves it out, the message names it
+    and says why with ``outside`` (e.g. "cannot be sold")."""
     model = env[model_name]
     label = label or model._description
     domain = list(domain or [])
+    try:
+        return _find(model, domain, value, label)
+    except NoMatch as error:
+        if not (outside and domain):
+            raise
+        try:
+            record = _find(model, [], value, label)
+        except ToolError:
+            raise error from None
+        raise ToolError(f"{record.display_name} (id {record.id}) {outside}") from None
+
+
+def _find(model, domain, value, label: str):
+    """``find_record`` within ``domain``; raises NoMatch when nothing matches."""
     if isinstance(value, bool) or value in (None, ""):
         raise ToolError(f"a {label} is required (an id or a name)")
     if isinstance(value, int):
         record = model.search(domain + [("id", "=", value)], limit=1)
         if not record:
-            raise ToolError(f"no {label} with id {value} (or you cannot access it)")
+            raise NoMatch(f"no {label} with id {value} (or you cannot access it)")
         return record
     if not isinstance(value, str):
-        raise ToolError(f"a {label} must be given as an id or a name, got {value!r}")
+        raise ToolError(f"a {label} must be given as an id or a name, got {_shown(value)}")
     name = value.strip()
     if name.isascii() and name.isdigit():
         return _by_id_or_reference(model, domain, name, label)
@@ -80,11 +100,11 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
         return matches
     if matches:
         more = "+" if len(matches) > MAX_LISTED else ""
-        raise ToolError(f"{len(matches[:MAX_LISTED])}{more} {label} records match {name!r}: {_listed(matches)}. "
-                        f"Ask the user which one, or call again with the id.")
+        raise ToolError(f"{len(matches[:MAX_LISTED])}{more} {label} records match {_shown(name)}: "
+                        f"{_listed(matches)}. Ask the user which one, or call again with the id.")
     close = _closest(model, domain, _words(name))
     hint = f" Closest: {_listed(close)}." if close else ""
-    raise ToolError(f"no {label} matches {name!r}.{hint}")
+    raise NoMatch(f"no {label} matches {_shown(name)}.{hint}")
 
 
 def find_record_among(env, model_names: list[str], value, label: str):
@@ -122,9 +142,9 @@ def _by_id_or_reference(model, domain, digits: str, label: str):
     if len(candidates) == 1:
         return candidates
     if not candidates:
-        raise ToolError(f"no {label} with id or reference {digits} (or you cannot access it)")
-    raise ToolError(f"{digits!r} matches several {label} records by id, name or reference: {_listed(candidates)}. "
-                    f"Ask the user which one, or call again with the id as a number.")
+        raise NoMatch(f"no {label} with id or reference {_shown(digits, quoted=False)} (or you cannot access it)")
+    raise ToolError(f"{_shown(digits)} matches several {label} records by id, name or reference: "
+                    f"{_listed(candidates)}. Ask the user which one, or call again with the id as a number.")
 
 
 def _words(name: str) -> list[str]:
@@ -170,6 +190,13 @@ def _closest(model, domain, words: list[str]):
         any_word = ["|"] * (len(significant) - 1) + [t for w in significant for t in _word_domain(model, w)]
         found |= model.search(domain + [("id", "not in", found.ids)] + any_word, limit=MAX_LISTED - len(found))
     return found[:MAX_LISTED]
+
+
+def _shown(value, limit: int = 80, quoted: bool = True) -> str:
+    """``value`` for a message (``repr`` when ``quoted``), cut to ``limit``
+    characters: the model would read its own long input back otherwise."""
+    text = repr(value) if quoted else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def _listed(records) -> str:

@@ -144,16 +144,18 @@ def line_objects(lines, shape: str):
         yield index, line
 
 
-def product_lines(env, lines, domain=None, vendor_units=False) -> list[ProductLine]:
+def product_lines(env, lines, domain=None, vendor_units=False, outside="") -> list[ProductLine]:
     """Parsed ``lines`` of a tool (``[{product, quantity, uom?, ...}]``,
-    products by id or name within ``domain``). A line's unit (id or name) is
+    products by id or name within ``domain``; ``outside`` says what the
+    products it leaves out are, see ``find_record``). A line's unit (id or name) is
     one Odoo 19 allows on the line: the product's unit or packagings, plus
     its vendors' units when ``vendor_units`` (purchase lines, stock moves).
     A quantity must be above 0 at the unit's rounding. Raises ToolError
     naming the faulty line."""
     parsed = []
     for index, line in line_objects(lines, "{product, quantity}"):
-        product = find_record(env, "product.product", line.get("product"), label="product", domain=domain)
+        product = find_record(env, "product.product", line.get("product"), label="product", domain=domain,
+                              outside=outside)
         quantity = positive_number(line.get("quantity"), f"line {index}: quantity")
         uom = product.uom_id
         if line.get("uom") not in (None, ""):
@@ -161,7 +163,8 @@ def product_lines(env, lines, domain=None, vendor_units=False) -> list[ProductLi
             if vendor_units:
                 allowed |= product.sudo().seller_ids.product_uom_id
             try:
-                uom = find_record(env, "uom.uom", line["uom"], label="unit of measure", domain=[("id", "in", allowed.ids)])
+                uom = find_record(env, "uom.uom", line["uom"], label="unit of measure",
+                                  domain=[("id", "in", allowed.ids)])
             except ToolError:
                 units = ", ".join(f"{u.name} (id {u.id})" for u in allowed)
                 raise ToolError(f"line {index}: {line['uom']!r} is not a unit of {product.display_name}; "

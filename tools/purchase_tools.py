@@ -35,7 +35,9 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
     (``product.supplierinfo``) unless given. Returns the order summary."""
     partner = find_record(env, "res.partner", vendor, label="vendor")
     commands = []
-    for index, line, product, quantity, uom in product_lines(env, lines, [("purchase_ok", "=", True)], vendor_units=True):
+    parsed = product_lines(env, lines, [("purchase_ok", "=", True)], vendor_units=True,
+                           outside="cannot be purchased (its Purchase option is off)")
+    for index, line, product, quantity, uom in parsed:
         values = {"product_id": product.id, "product_qty": quantity}
         if line.get("uom"):  # else Odoo takes the vendor's unit
             values["product_uom_id"] = uom.id

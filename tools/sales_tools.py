@@ -4,8 +4,15 @@ from __future__ import annotations
 from odoo import Command, fields
 
 from .lookup import find_record
-from .parsing import (clamp_limit, finite_number, non_negative_number, parse_date, percentage, product_lines,
-                      product_lines_schema)
+from .parsing import (
+    clamp_limit,
+    finite_number,
+    non_negative_number,
+    parse_date,
+    percentage,
+    product_lines,
+    product_lines_schema,
+)
 from .registry import ToolError, agent_tool, record_ref
 from .summaries import money, sale_order_summary, user_action_needed
 
@@ -39,7 +46,8 @@ def create_quotation(env, partner, lines, note=None, validity_date=None):
     summary with its lines."""
     customer = find_record(env, "res.partner", partner, label="customer")
     line_commands = []
-    for index, line, product, quantity, uom in product_lines(env, lines, [("sale_ok", "=", True)]):
+    sellable = product_lines(env, lines, [("sale_ok", "=", True)], outside="cannot be sold (its Sales option is off)")
+    for index, line, product, quantity, uom in sellable:
         values = {"product_id": product.id, "product_uom_qty": quantity}
         if line.get("uom"):
             values["product_uom_id"] = uom.id
@@ -93,8 +101,8 @@ def get_customer_history(env, partner, limit=5):
     orders = env["sale.order"].search(domain, order="date_order desc, id desc")
     confirmed = orders.filtered(lambda o: o.state == "sale")
     company_currency = env.company.currency_id
-    revenue = sum(o.currency_id._convert(o.amount_untaxed, company_currency, o.company_id, o.date_order or fields.Date.today())
-                  for o in confirmed)
+    revenue = sum(o.currency_id._convert(o.amount_untaxed, company_currency, o.company_id,
+                                         o.date_order or fields.Date.today()) for o in confirmed)
     return {
         "customer": {"id": commercial.id, "name": commercial.display_name},
         "quotation_count": len(orders.filtered(lambda o: o.state in ("draft", "sent"))),
@@ -124,7 +132,8 @@ def confirm_sale_order(env, order):
     delivery is created. Returns the order summary and its deliveries."""
     sale_order = find_record(env, "sale.order", order, label="sales order")
     if sale_order.state not in ("draft", "sent"):
-        raise ToolError(f"{sale_order.name} is not a quotation (state: {sale_order.state}); only quotations can be confirmed")
+        raise ToolError(f"{sale_order.name} is not a quotation (state: {sale_order.state}); only quotations can be "
+                        "confirmed")
     result = sale_order.action_confirm()
     out = {**sale_order_summary(sale_order), **user_action_needed(result)}
     if "picking_ids" in sale_order._fields:
@@ -157,20 +166,21 @@ def apply_discount(env, order, discount, products=None):
     totals. Returns the order summary with the changed lines."""
     sale_order = find_record(env, "sale.order", order, label="sales order")
     if sale_order.state not in ("draft", "sent"):
-        raise ToolError(f"{sale_order.name} is confirmed (state: {sale_order.state}); discounts change on quotations only")
+        raise ToolError(f"{sale_order.name} is confirmed (state: {sale_order.state}); discounts change on "
+                        "quotations only")
     discount = percentage(discount)
-    lines = sale_order.order_line.filtered(lambda l: not l.display_type)
+    lines = sale_order.order_line.filtered(lambda line: not line.display_type)
     if products:
         wanted = env["product.product"]
         for product in products:
             wanted |= find_record(env, "product.product", product, label="product")
-        lines = lines.filtered(lambda l: l.product_id in wanted)
+        lines = lines.filtered(lambda line: line.product_id in wanted)
         if not lines:
             raise ToolError(f"{sale_order.name} has no line for {', '.join(wanted.mapped('display_name'))}")
     lines.write({"discount": discount})
     out = sale_order_summary(sale_order)
-    out["changed_lines"] = [{"product": l.product_id.display_name, "discount": l.discount,
-                             "subtotal": money(l.price_subtotal, sale_order.currency_id)} for l in lines]
+    out["changed_lines"] = [{"product": line.product_id.display_name, "discount": line.discount,
+                             "subtotal": money(line.price_subtotal, sale_order.currency_id)} for line in lines]
     return out
 
 
@@ -240,7 +250,8 @@ def get_sales_pipeline_summary(env, team=None):
     if team:
         domain.append(("team_id", "=", find_record(env, "crm.team", team, label="sales team").id))
     currency = env.company.currency_id
-    groups = env["crm.lead"]._read_group(domain, ["stage_id"], ["__count", "expected_revenue:sum", "prorated_revenue:sum"])
+    groups = env["crm.lead"]._read_group(domain, ["stage_id"],
+                                         ["__count", "expected_revenue:sum", "prorated_revenue:sum"])
     stages = [{"stage": stage.name or "(none)", "count": count, "expected_revenue": money(expected, currency),
                "weighted_revenue": money(weighted, currency)}
               for stage, count, expected, weighted in sorted(groups, key=lambda g: (g[0].sequence, g[0].id))]
