@@ -23,7 +23,8 @@ MESSAGES = [{"role": "system", "content": "You are an ERP assistant."},
 TOOLS = [{"name": f"tool_{i}", "description": "does things " * 10,
           "parameters": {"type": "object", "properties": {"model": {"type": "string"}, "limit": {"type": "integer"}},
                          "required": ["model"]}} for i in range(9)]
-REPLY = {"content": "Let me look.", "tool_calls": [{"name": "tool_0", "arguments": {"model": "res.partner", "limit": 5}}]}
+REPLY = {"content": "Let me look.",
+         "tool_calls": [{"name": "tool_0", "arguments": {"model": "res.partner", "limit": 5}}]}
 
 
 def per_call(fn):
@@ -43,7 +44,8 @@ def main():
         cases = {
             "openai": (OpenAIAdapter(ProviderConfig(base_url=root + "/v1", **config)),
                        lambda a: (a._url("/chat/completions"), a._headers(), a._body(MESSAGES, TOOLS, False))),
-            "ollama (prompt tools)": (OllamaAdapter(ProviderConfig(base_url=root + "/v1", supports_tool_calling=False, **config)),
+            "ollama (prompt tools)": (OllamaAdapter(ProviderConfig(base_url=root + "/v1", supports_tool_calling=False,
+                                                                   **config)),
                                       lambda a: (a._url("/chat/completions"), a._headers(),
                                                  a._body(a._prompt_messages(MESSAGES, TOOLS), None, False))),
             "gemini": (GeminiAdapter(ProviderConfig(base_url=root + "/v1beta", **config)),
@@ -55,14 +57,16 @@ def main():
         for name, (adapter, prepare) in cases.items():
             url, headers, body = prepare(adapter)
             adapter.chat_completion(MESSAGES, TOOLS)
-            baseline = per_call(lambda: bare.post(url, headers=headers, json=body).json())
-            ours = per_call(lambda: adapter.chat_completion(MESSAGES, TOOLS))
+            baseline = per_call(
+                lambda url=url, headers=headers, body=body: bare.post(url, headers=headers, json=body).json())
+            ours = per_call(lambda adapter=adapter: adapter.chat_completion(MESSAGES, TOOLS))
             print(f"{name:22s} bare request {baseline:.3f} ms/call (baseline), adapter {ours:.3f} ms/call, "
                   f"ratio {ours / baseline:.2f}x, overhead {ours - baseline:+.3f} ms/call")
         url, headers, body = cases["openai"][1](cases["openai"][0])
         pooled = per_call(lambda: bare.post(url, headers=headers, json=body).json())
         fresh = per_call(lambda: httpx.post(url, headers=headers, json=body).json())
-    print(f"new httpx client per request: {fresh:.3f} ms/call vs pooled {pooled:.3f} ms/call, ratio {fresh / pooled:.1f}x")
+    print(f"new httpx client per request: {fresh:.3f} ms/call vs pooled {pooled:.3f} ms/call, "
+          f"ratio {fresh / pooled:.1f}x")
 
 
 if __name__ == "__main__":

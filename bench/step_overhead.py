@@ -78,7 +78,7 @@ def prepare(llm_url: str) -> dict:
            "BENCH_STEPS": str(STEPS), "BENCH_REPEATS": str(REPEATS)}
     out = subprocess.run(odoo_command("shell", "-d", DB, "--no-http"), input=script, text=True, env=env,
                          capture_output=True, check=False)
-    line = next((l for l in out.stdout.splitlines() if l.startswith("THREADS ")), None)
+    line = next((text for text in out.stdout.splitlines() if text.startswith("THREADS ")), None)
     if out.returncode or not line:
         sys.exit(f"preparation failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return json.loads(line.removeprefix("THREADS "))
@@ -139,7 +139,7 @@ def main() -> None:
             warm = threads[f"{HISTORY_SIZES[0]},{STEPS}"].pop()
             turn(warm, STEPS)  # warm-up
             print(f"call_kw search_read res.partner (limit {LIMIT}): {baseline:.2f} ms (baseline)")
-            print(f"per step = (turn of {STEPS} tool steps - turn of 0 steps) / {STEPS}; medians of {REPEATS - 1} turns")
+            print(f"per step = (turn of {STEPS} tool steps - turn of 0 steps) / {STEPS}; medians of {REPEATS} turns")
             print(f"{'prior messages':>15} {'per step ms':>12} {'of it in LLM':>13} {'ratio':>7}   "
                   f"{'turn 0 steps':>13} {'turn K steps':>13}")
             for size in HISTORY_SIZES:
@@ -148,7 +148,8 @@ def main() -> None:
                 t0, i0 = statistics.median(z[0] for z in zero), statistics.median(z[1] for z in zero)
                 tk, ik = statistics.median(m[0] for m in many), statistics.median(m[1] for m in many)
                 step, inside = (tk - t0) / STEPS, (ik - i0) / STEPS
-                print(f"{size:>15} {step:>12.2f} {inside:>13.2f} {step / baseline:>6.2f}x   {t0:>10.1f} ms {tk:>10.1f} ms")
+                print(f"{size:>15} {step:>12.2f} {inside:>13.2f} {step / baseline:>6.2f}x   "
+                      f"{t0:>10.1f} ms {tk:>10.1f} ms")
     finally:
         server.terminate()
         server.wait(30)

@@ -7,7 +7,7 @@ commits."""
 import json
 import os
 
-env = env  # noqa: F821 - provided by odoo-bin shell
+env = env
 sizes = [int(n) for n in os.environ["BENCH_HISTORY"].split(",")]
 steps = int(os.environ["BENCH_STEPS"])
 repeats = int(os.environ["BENCH_REPEATS"])

@@ -9,7 +9,7 @@ admin logs in with admin/admin.
 """
 import os
 
-env = env  # noqa: F821 - provided by odoo-bin shell
+env = env
 Provider = env["agentic.ai.llm.provider"].with_context(active_test=False)
 
 if os.environ.get("OPENAI_API_KEY"):

@@ -8,6 +8,7 @@ and do not fail the step.
 """
 import re
 import sys
+from pathlib import Path
 
 from test_summary import read_records
 
@@ -18,7 +19,7 @@ OURS_RE = re.compile(r"agentic[._]ai(?!/odoo-19)")
 
 def main(path):
     failed = False
-    for level, text in read_records(open(path, encoding="utf-8", errors="replace").read()):
+    for level, text in read_records(Path(path).read_text(encoding="utf-8", errors="replace")):
         text = text[:4000].replace("\n", "\n    ")
         if level in ("ERROR", "CRITICAL") or (level == "WARNING" and OURS_RE.search(text)):
             print(f"    {text}")

@@ -9,6 +9,7 @@ libldap headers; only auth_ldap uses it).
 Usage: python dev/odoo_requirements.py <odoo>/requirements.txt > out.txt
 """
 import sys
+from pathlib import Path
 
 from packaging.markers import Marker
 from packaging.requirements import Requirement
@@ -19,7 +20,7 @@ RENAME = {"psycopg2": "psycopg2-binary"}
 
 def main(path):
     env = {"python_version": "3.12", "python_full_version": "3.12.0", "sys_platform": sys.platform}
-    for raw in open(path, encoding="utf-8"):
+    for raw in Path(path).read_text(encoding="utf-8").splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue

@@ -70,7 +70,8 @@ for tool in app_tools.filtered(lambda t: not app_installed(t)):
         problems.append(f"{tool.name}: the check built invalid arguments {params}: {tool._validate_params(params)}")
         continue
     result = executor.execute(tool.name, params, confirmed=True)
-    print(f"missing app {tool.required_module}: {tool.name}{params} -> success={result.success}, error={result.error!r}")
+    print(f"missing app {tool.required_module}: {tool.name}{params} -> success={result.success}, "
+          f"error={result.error!r}")
     if result.success:
         problems.append(f"{tool.name} ran although {tool.required_module} is not installed: {result.data!r}")
     elif not all(module in (result.error or "") for module in tool._get_required_modules()) or not any(

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# `make test`: the whole agentic_ai suite in Odoo's test runner, on a fresh
-# copy of the template database (Odoo's apps + demo data), then one plain
-# summary line `N passed, N failed`. Exits non-zero on any failure, error,
-# skipped test, install error, or when no test ran. Unless the run is
-# targeted (AGENTIC_AI_TEST_TAGS) or AGENTIC_AI_SKIP_SUBSETS=1, it then runs
-# dev/app_subsets.sh and the summary counts each app subset as one test.
+# `make test`: the linter (ruff, ruff.toml), then the whole agentic_ai suite
+# in Odoo's test runner on a fresh copy of the template database (Odoo's
+# apps + demo data), then one plain summary line `N passed, N failed`.
+# Exits non-zero on any lint finding, failure, error, skipped test, install
+# error, or when no test ran. Unless the run is targeted
+# (AGENTIC_AI_TEST_TAGS) or AGENTIC_AI_SKIP_SUBSETS=1, it then runs
+# dev/app_subsets.sh; the summary counts the lint and each app subset as one
+# test each (a targeted run skips both).
 # Whatever stops the run early (set-up, database), the last line says so.
 trap '[ -n "${SUMMARY_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
 source "$(dirname "$0")/env.sh"
@@ -13,6 +15,16 @@ DB=${AGENTIC_AI_TEST_DB:-agentic_test}
 copy_db "$TEMPLATE_DB" "$DB"
 mkdir -p "$ROOT/.logs"
 LOG=$ROOT/.logs/test-$(date +%Y%m%d-%H%M%S).log
+LINT=${LOG%.log}-lint.out
+if [ -z "${AGENTIC_AI_TEST_TAGS:-}" ]; then
+    if "$VENV/bin/ruff" check --no-cache "$ROOT" >"$LINT" 2>&1; then
+        echo "1 passed, 0 failed" >>"$LINT"
+        echo "[lint] ruff: no finding" >&2
+    else
+        sed 's/^/[lint] /' "$LINT" >&2
+        echo "0 passed, 1 failed" >>"$LINT"
+    fi
+fi
 echo "[test] database $DB (copy of $TEMPLATE_DB); full log: $LOG" >&2
 set +e
 odoo_bin -d "$DB" -i agentic_ai --test-tags "${AGENTIC_AI_TEST_TAGS:-/agentic_ai}" --stop-after-init \
@@ -20,20 +32,24 @@ odoo_bin -d "$DB" -i agentic_ai --test-tags "${AGENTIC_AI_TEST_TAGS:-/agentic_ai
 rc=$?
 set -e
 SUMMARY_DONE=1
-if [ -n "${AGENTIC_AI_TEST_TAGS:-}" ] || [ "${AGENTIC_AI_SKIP_SUBSETS:-}" = 1 ]; then
+if [ -n "${AGENTIC_AI_TEST_TAGS:-}" ]; then
     exec "$VENV/bin/python" "$ROOT/dev/test_summary.py" "$LOG" "$rc"
 fi
-# A whole run also checks the module next to subsets of the apps
-# (dev/app_subsets.sh); the last line counts tests and subsets together.
 set +e
 SUITE=${LOG%.log}-suite.out SUBSETS=${LOG%.log}-subsets.out
 "$VENV/bin/python" "$ROOT/dev/test_summary.py" "$LOG" "$rc" >"$SUITE"
 suite_rc=$?
 sed '$s/^/[test] suite: /' "$SUITE"
-bash "$ROOT/dev/app_subsets.sh" | tee "$SUBSETS" | sed -u 's/^[0-9]* passed, [0-9]* failed$/[subsets] &/'
-subsets_rc=${PIPESTATUS[0]}
+# A whole run also checks the module next to subsets of the apps
+# (dev/app_subsets.sh); the last line counts lint, tests and subsets together.
+if [ "${AGENTIC_AI_SKIP_SUBSETS:-}" = 1 ]; then
+    echo "0 passed, 0 failed" >"$SUBSETS"
+else
+    bash "$ROOT/dev/app_subsets.sh" | tee "$SUBSETS" | sed -u 's/^[0-9]* passed, [0-9]* failed$/[subsets] &/'
+fi
 counts() { sed -n '$s/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$1" | grep . || echo "0 1"; }
+read -r lint_passed lint_failed <<<"$(counts "$LINT")"
 read -r suite_passed suite_failed <<<"$(counts "$SUITE")"
 read -r subsets_passed subsets_failed <<<"$(counts "$SUBSETS")"
-echo "$((suite_passed + subsets_passed)) passed, $((suite_failed + subsets_failed)) failed"
-[ "$suite_rc" = 0 ] && [ "$subsets_rc" = 0 ]
+echo "$((lint_passed + suite_passed + subsets_passed)) passed, $((lint_failed + suite_failed + subsets_failed)) failed"
+[ "$suite_rc" = 0 ] && [ "$((lint_failed + subsets_failed))" = 0 ]

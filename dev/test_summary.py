@@ -9,6 +9,7 @@ anything failed, Odoo exited non-zero, or no test ran.
 """
 import re
 import sys
+from pathlib import Path
 
 RESULT_RE = re.compile(r"odoo\.tests\.result: (\d+) failed, (\d+) error\(s\) of (\d+) tests")
 RECORD_RE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \d+ (\w+) ")
@@ -29,7 +30,7 @@ def read_records(text):
 
 
 def main(path, odoo_rc):
-    text = open(path, encoding="utf-8", errors="replace").read()
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
     records = read_records(text)
     failed = errors = total = 0
     for match in RESULT_RE.finditer(text):

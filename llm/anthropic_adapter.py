@@ -54,7 +54,8 @@ class AnthropicAdapter(BaseLLMAdapter):
         """Neutral messages → (``system``, ``messages``): no blank text block
         anywhere, tool results as ``tool_result`` blocks of a user turn,
         consecutive turns of one role merged, the first turn a user one."""
-        system = "\n\n".join(m.get("content") or "" for m in messages if m.get("role") == "system" and not _blank(m.get("content")))
+        system = "\n\n".join(m.get("content") or "" for m in messages
+                             if m.get("role") == "system" and not _blank(m.get("content")))
         out: list[dict] = []
 
         def add(role, blocks):
@@ -66,8 +67,8 @@ class AnthropicAdapter(BaseLLMAdapter):
                 add("user", [] if _blank(message.get("content")) else [{"type": "text", "text": message["content"]}])
             elif role == "assistant":
                 blocks = [] if _blank(message.get("content")) else [{"type": "text", "text": message["content"]}]
-                blocks += [{"type": "tool_use", "id": _tool_id(call.get("id")), "name": call["name"], "input": call.get("arguments") or {}}
-                           for call in message.get("tool_calls") or []]
+                blocks += [{"type": "tool_use", "id": _tool_id(call.get("id")), "name": call["name"],
+                            "input": call.get("arguments") or {}} for call in message.get("tool_calls") or []]
                 add("assistant", blocks)
             elif role == "tool":
                 content = message.get("content") or ""
@@ -92,7 +93,8 @@ class AnthropicAdapter(BaseLLMAdapter):
             body["system"] = system
         if tools and self.config.supports_tool_calling:
             body["tools"] = [{"name": t["name"], "description": t.get("description") or "",
-                              "input_schema": t.get("parameters") or {"type": "object", "properties": {}}} for t in tools]
+                              "input_schema": t.get("parameters") or {"type": "object", "properties": {}}}
+                             for t in tools]
         if stream:
             body["stream"] = True
         body.update(self.config.extra_params)
@@ -109,10 +111,12 @@ class AnthropicAdapter(BaseLLMAdapter):
                             raw_arguments=json.dumps(arguments))
         parsed, error = parse_tool_arguments(arguments)
         return ToolCall(id=str(block.get("id") or ""), name=str(block.get("name") or ""), arguments=parsed,
-                        raw_arguments=arguments if isinstance(arguments, str) else json.dumps(arguments), parse_error=error)
+                        raw_arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
+                        parse_error=error)
 
     def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
-        data = post_json(self._url(), self._headers(), self._body(messages, tools, False, **kwargs), self.config.timeout)
+        data = post_json(self._url(), self._headers(), self._body(messages, tools, False, **kwargs),
+                         self.config.timeout)
         blocks = data.get("content") if isinstance(data, dict) else None
         if not isinstance(blocks, list):
             raise LLMError(f"malformed response, no content blocks: {str(data)[:200]}", retryable=True)
@@ -135,7 +139,9 @@ class AnthropicAdapter(BaseLLMAdapter):
         for event in sse_json_events(stream_lines(self._url(), self._headers(), body, self.config.timeout)):
             kind = event.get("type")
             if kind == "error":
-                error = event.get("error") if isinstance(event.get("error"), dict) else {"type": "error", "message": event.get("error")}
+                error = event.get("error")
+                if not isinstance(error, dict):
+                    error = {"type": "error", "message": error}
                 raise LLMError(f"stream error: {error.get('type')}: {error.get('message')}",
                                retryable=error.get("type") in ("overloaded_error", "api_error"))
             if kind == "message_start":

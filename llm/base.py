@@ -74,7 +74,7 @@ class ToolCall:
     raw_arguments: str = ""
     parse_error: str | None = None
     id_generated: bool = False  # the provider sent no usable id: ours is not replayed to it (Gemini)
-    provider_data: dict = field(default_factory=dict)  # opaque data to send back with the call (Gemini thoughtSignature)
+    provider_data: dict = field(default_factory=dict)  # opaque, sent back with the call (Gemini thoughtSignature)
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def _guarded(method):
                 yield from method(self, *args, **kwargs)
             except LLMError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - the contract: LLMError only
+            except Exception as exc:
                 raise convert(exc) from exc
         return generator
 
@@ -140,7 +140,7 @@ def _guarded(method):
             return method(self, *args, **kwargs)
         except LLMError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the contract: LLMError only
+        except Exception as exc:
             raise convert(exc) from exc
     return wrapper
 
@@ -165,7 +165,8 @@ class BaseLLMAdapter(ABC):
         """Send the conversation, return the answer. Raises LLMError."""
 
     @abstractmethod
-    def chat_completion_stream(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> Iterator[LLMStreamChunk]:
+    def chat_completion_stream(self, messages: list[dict], tools: list[dict] | None = None,
+                               **kwargs) -> Iterator[LLMStreamChunk]:
         """Send the conversation, yield the answer as it arrives. Raises LLMError."""
 
     @abstractmethod

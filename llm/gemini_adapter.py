@@ -13,8 +13,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from .base import (BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, checked_vectors,
-                   embedding_inputs)
+from .base import (
+    BaseLLMAdapter,
+    LLMError,
+    LLMResponse,
+    LLMStreamChunk,
+    ToolCall,
+    append_turn,
+    checked_vectors,
+    embedding_inputs,
+)
 from .gemini_schema import coerce_arguments, to_gemini_parameters
 from .http import post_json, sse_json_events, stream_lines
 
@@ -129,7 +137,8 @@ class GeminiAdapter(BaseLLMAdapter):
                 continue
             signature = part.get("thoughtSignature") or part.get("thought_signature")
             calls.append(ToolCall(id=str(call.get("id") or ""), name=name,
-                                  arguments=coerce_arguments(args, schemas.get(name, {})), raw_arguments=json.dumps(args),
+                                  arguments=coerce_arguments(args, schemas.get(name, {})),
+                                  raw_arguments=json.dumps(args),
                                   provider_data={"thoughtSignature": signature} if isinstance(signature, str) else {}))
         return calls
 

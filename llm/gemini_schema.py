@@ -108,7 +108,8 @@ def coerce_arguments(value, schema: dict):
                 return option
     if isinstance(value, str) and "string" not in types:
         for number_type, cast in (("integer", int), ("number", float)):
-            if number_type in types or any(isinstance(e, (int, float)) and not isinstance(e, bool) for e in schema.get("enum", [])):
+            numbers = any(isinstance(e, (int, float)) and not isinstance(e, bool) for e in schema.get("enum", []))
+            if number_type in types or numbers:
                 if not value.strip().lstrip("-").replace(".", "", 1).isdigit():
                     continue  # only plain decimal text: not "NaN", "1_000" or "inf"
                 try:

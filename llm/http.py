@@ -103,7 +103,7 @@ def client() -> httpx.Client:
     """The process-wide httpx client: connections are pooled and the TLS
     context is built once (a new client per call costs ~40 ms, measured in
     bench/adapter_overhead.py). httpx clients are thread-safe."""
-    global _client
+    global _client  # noqa: PLW0603 - one client per process, built on first use
     if _client is None:
         with _client_lock:
             if _client is None:

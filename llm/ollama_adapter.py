@@ -42,7 +42,8 @@ class OllamaAdapter(OpenAIAdapter):
         for message in messages:
             role = message["role"]
             if role == "assistant" and message.get("tool_calls"):
-                text = "\n".join(filter(None, [message.get("content") or ""] + [render_call(c) for c in message["tool_calls"]]))
+                calls = [render_call(c) for c in message["tool_calls"]]
+                text = "\n".join(filter(None, [message.get("content") or "", *calls]))
                 out.append({"role": "assistant", "content": text})
             elif role == "tool":
                 out.append({"role": "user", "content": f"<tool_result name=\"{message.get('name') or ''}\">\n"
@@ -113,14 +114,14 @@ class OllamaAdapter(OpenAIAdapter):
 
     def _embed_batch(self, model: str, texts: list[str]) -> list[list[float]]:
         try:
-            data = post_json(self._native_root() + "/api/embed", self._headers(), {"model": model, "input": list(texts)},
-                             self.config.timeout)
+            data = post_json(self._native_root() + "/api/embed", self._headers(),
+                             {"model": model, "input": list(texts)}, self.config.timeout)
         except LLMError as exc:
-            if exc.status in (400, 404, 501) or "embed" in str(exc).lower() and not exc.retryable:
+            if exc.status in (400, 404, 501) or ("embed" in str(exc).lower() and not exc.retryable):
                 if model not in self._warned_no_embeddings:
                     self._warned_no_embeddings.add(model)
-                    _logger.warning("Ollama model %s serves no embeddings (%s): knowledge search falls back to keywords",
-                                    model, exc)
+                    _logger.warning("Ollama model %s serves no embeddings (%s): knowledge search falls back to "
+                                    "keywords", model, exc)
                 raise EmbeddingsUnavailable(f"{model} serves no embeddings: {exc}", status=exc.status) from None
             raise
         return checked_vectors(data.get("embeddings") if isinstance(data, dict) else None, len(texts))

@@ -16,8 +16,16 @@ import logging
 import re
 from collections.abc import Iterator
 
-from .base import (BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, checked_vectors, embedding_inputs,
-                   parse_tool_arguments)
+from .base import (
+    BaseLLMAdapter,
+    LLMError,
+    LLMResponse,
+    LLMStreamChunk,
+    ToolCall,
+    checked_vectors,
+    embedding_inputs,
+    parse_tool_arguments,
+)
 from .http import post_json, stream_lines
 
 _logger = logging.getLogger(__name__)
@@ -102,7 +110,8 @@ class OpenAIAdapter(BaseLLMAdapter):
         )
 
     def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
-        data = post_json(self._url("/chat/completions"), self._headers(), self._body(messages, tools, False, **kwargs), self.config.timeout)
+        data = post_json(self._url("/chat/completions"), self._headers(), self._body(messages, tools, False, **kwargs),
+                         self.config.timeout)
         choices = data.get("choices") if isinstance(data, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = choice.get("message") if isinstance(choice, dict) else None
@@ -118,7 +127,8 @@ class OpenAIAdapter(BaseLLMAdapter):
             content=content,
             tool_calls=calls,
             input_tokens=_count(usage.get("prompt_tokens")) or self.count_tokens(json.dumps(messages)),
-            output_tokens=_count(usage.get("completion_tokens")) or self.count_tokens((content or "") + "".join(c.raw_arguments for c in calls)),
+            output_tokens=_count(usage.get("completion_tokens"))
+            or self.count_tokens((content or "") + "".join(c.raw_arguments for c in calls)),
             model=data.get("model") if isinstance(data.get("model"), str) and data.get("model") else self.config.model,
             finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else "stop",
         )
@@ -149,7 +159,8 @@ class OpenAIAdapter(BaseLLMAdapter):
                 continue
             if event.get("error"):
                 error = event["error"]
-                raise LLMError(f"stream error: {error.get('message') if isinstance(error, dict) else error}", retryable=True)
+                message = error.get("message") if isinstance(error, dict) else error
+                raise LLMError(f"stream error: {message}", retryable=True)
             model = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else model
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else usage
             for choice in event.get("choices") if isinstance(event.get("choices"), list) else []:
@@ -173,7 +184,8 @@ class OpenAIAdapter(BaseLLMAdapter):
             tool_calls=calls,
             finish_reason=finish_reason or ("tool_calls" if calls else "stop"),
             input_tokens=_count(usage.get("prompt_tokens")) or self.count_tokens(json.dumps(messages)),
-            output_tokens=_count(usage.get("completion_tokens")) or self.count_tokens("".join(text) + "".join(p["arguments"] for p in pending)),
+            output_tokens=_count(usage.get("completion_tokens"))
+            or self.count_tokens("".join(text) + "".join(p["arguments"] for p in pending)),
             model=model,
         )
 
@@ -182,7 +194,8 @@ class OpenAIAdapter(BaseLLMAdapter):
         texts = embedding_inputs(texts)
         vectors = []
         for start in range(0, len(texts), EMBED_BATCH):
-            body = {"model": self.config.embedding_model or self.config.model, "input": list(texts[start:start + EMBED_BATCH])}
+            body = {"model": self.config.embedding_model or self.config.model,
+                    "input": list(texts[start:start + EMBED_BATCH])}
             data = post_json(self._url("/embeddings"), self._headers(), body, self.config.timeout)
             try:
                 rows = sorted(data["data"], key=lambda row: row.get("index", 0))

@@ -35,7 +35,8 @@ def render_tools_prompt(tools: list[dict]) -> str:
 
 def render_call(call: dict) -> str:
     """A stored tool call written back in the format the model was taught."""
-    return f"<tool_call>{json.dumps({'name': call['name'], 'arguments': call.get('arguments') or {}}, ensure_ascii=False)}</tool_call>"
+    payload = json.dumps({"name": call["name"], "arguments": call.get("arguments") or {}}, ensure_ascii=False)
+    return f"<tool_call>{payload}</tool_call>"
 
 
 def _objects(text: str) -> tuple[list, str]:
@@ -103,7 +104,11 @@ def parse_tool_calls(text: str | None, id_prefix: str = "") -> tuple[list[ToolCa
                 found = [bad] if bad else []
             calls.extend(found)
             rest = rest.lstrip()
-            prose.append(rest[len(_CLOSE):] if rest.startswith(_CLOSE) else rest if values else rest.split(_CLOSE, 1)[-1])
+            if rest.startswith(_CLOSE):
+                rest = rest[len(_CLOSE):]
+            elif not values:
+                rest = rest.split(_CLOSE, 1)[-1]
+            prose.append(rest)
     else:
         stripped = text.strip()
         inner = fenced_block(stripped) if stripped.startswith("```") and stripped.endswith("```") else None
@@ -121,5 +126,6 @@ def parse_tool_calls(text: str | None, id_prefix: str = "") -> tuple[list[ToolCa
                 prose = [text]
         else:
             prose = [text]
-    calls = [dataclasses.replace(call, id=f"{id_prefix}{index}" if id_prefix else "") for index, call in enumerate(calls)]
+    calls = [dataclasses.replace(call, id=f"{id_prefix}{index}" if id_prefix else "")
+             for index, call in enumerate(calls)]
     return calls, "".join(prose).strip()

@@ -80,7 +80,7 @@ def _openai_encoding_name(model: str) -> str | None:
 
 def _warn_once(model: str) -> None:
     """One warning per process that counts are estimates, not one per call."""
-    global _warned
+    global _warned  # noqa: PLW0603 - a process-wide flag
     if not _warned:
         _warned = True
         _logger.warning("Token counts for %s (and any model without a local tokenizer) are estimated with "

@@ -32,7 +32,8 @@ class AgenticAiAgent(models.Model):
         ("active", "Active"),
         ("archived", "Archived"),
     ], default="draft", required=True, tracking=True)
-    llm_provider_id = fields.Many2one("agentic.ai.llm.provider", string="LLM Provider", ondelete="restrict", tracking=True)
+    llm_provider_id = fields.Many2one("agentic.ai.llm.provider", string="LLM Provider", ondelete="restrict",
+                                      tracking=True)
     fallback_provider_id = fields.Many2one(
         "agentic.ai.llm.provider", string="Fallback Provider", ondelete="set null",
         help="Called when the primary provider fails twice.")
@@ -94,7 +95,8 @@ class AgenticAiAgent(models.Model):
             return
         if agents.sudo().filtered("sudo_user_id"):
             raise AccessError(self.env._(
-                "Only Settings administrators can change an agent that runs as another user, or its provider and tools."))
+                "Only Settings administrators can change an agent that runs as another user, or its provider and "
+                "tools."))
 
     # ------------------------------------------------------------------ actions
     def action_activate(self):

@@ -30,7 +30,8 @@ class AgenticAiThread(models.Model):
 
     name = fields.Char(required=True, default=lambda self: self.env._("New conversation"))
     agent_id = fields.Many2one("agentic.ai.agent", required=True, ondelete="cascade", index=True)
-    user_id = fields.Many2one("res.users", required=True, default=lambda self: self.env.user, index=True, ondelete="cascade")
+    user_id = fields.Many2one("res.users", required=True, default=lambda self: self.env.user, index=True,
+                              ondelete="cascade")
     company_id = fields.Many2one("res.company", required=True, default=lambda self: self.env.company)
     state = fields.Selection([
         ("active", "Active"),
@@ -135,7 +136,8 @@ class AgenticAiThread(models.Model):
             tool_provider_data=tool_call.provider_data or False,
             tool_name=tool_call.name,
             # What the model sent when it was not valid (for the audit), cut to a readable size.
-            tool_arguments=json.dumps(tool_call.arguments) if not tool_call.parse_error else (tool_call.raw_arguments or "")[:10000],
+            tool_arguments=(json.dumps(tool_call.arguments) if not tool_call.parse_error
+                            else (tool_call.raw_arguments or "")[:10000]),
             tool_status="requested",
         )
 
@@ -255,7 +257,7 @@ class AgenticAiThread(models.Model):
             try:
                 with self.env.cr.savepoint():
                     as_user.agent_id.run(thread.id, message)
-            except Exception as exc:  # noqa: BLE001 - one failing conversation must not block the queue
+            except Exception as exc:
                 _logger.exception("Queued message of conversation %s failed", thread.id)
                 thread._add_message("assistant", self.env._("Your request could not be processed: %s", exc))
                 thread._set_runtime_state(state="error", last_error=str(exc)[:2000])

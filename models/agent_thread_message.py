@@ -22,7 +22,8 @@ class AgenticAiThreadMessage(models.Model):
     content = fields.Text()
     tool_call_id = fields.Char(index=True, help="Id the LLM gave the call; links a call to its result.")
     tool_call_id_generated = fields.Boolean(help="The provider sent no usable id; this one is ours.")
-    tool_provider_data = fields.Json(help="Opaque data the provider needs back with this call (Gemini thoughtSignature).")
+    tool_provider_data = fields.Json(
+        help="Opaque data the provider needs back with this call (Gemini thoughtSignature).")
     tool_name = fields.Char()
     tool_arguments = fields.Text(help="Arguments as JSON text, as the model sent them when they were not valid JSON.")
     tool_status = fields.Selection([

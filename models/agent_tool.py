@@ -7,8 +7,15 @@ from odoo import api, fields, models
 from odoo.exceptions import UserError, ValidationError
 
 from ..engine.tool_spec import ToolSpec
-from ..tools.registry import DESTRUCTIVE_RISKS, READ_ONLY_RISKS, TOOL_NAME_RE, TOOL_TYPES, ToolError, definitions, \
-    resolve_handler
+from ..tools.registry import (
+    DESTRUCTIVE_RISKS,
+    READ_ONLY_RISKS,
+    TOOL_NAME_RE,
+    TOOL_TYPES,
+    ToolError,
+    definitions,
+    resolve_handler,
+)
 
 _logger = logging.getLogger(__name__)
 
@@ -34,7 +41,8 @@ class AgenticAiTool(models.Model):
 
     name = fields.Char(required=True, help="Function name given to the LLM: letters, digits, _ and -, 64 at most.")
     label = fields.Char(translate=True, help="Human-readable name shown in Odoo.")
-    description = fields.Text(required=True, help="What the tool does, when to use it and what it returns, for the model.")
+    description = fields.Text(required=True,
+                              help="What the tool does, when to use it and what it returns, for the model.")
     sequence = fields.Integer(default=10)
     active = fields.Boolean(default=True)
     tool_type = fields.Selection([
@@ -53,7 +61,8 @@ class AgenticAiTool(models.Model):
     python_code = fields.Text(
         groups="base.group_system",  # like server actions' code: Settings administrators only
         help="Evaluated with safe_eval. Available: env, params, Command, UserError. Assign the answer to `result`.")
-    parameter_schema = fields.Text(default='{"type": "object", "properties": {}}', help="JSON Schema of the parameters.")
+    parameter_schema = fields.Text(default='{"type": "object", "properties": {}}',
+                                   help="JSON Schema of the parameters.")
     risk_level = fields.Selection([
         ("low", "Low (read only)"),
         ("medium", "Medium"),

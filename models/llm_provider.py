@@ -55,7 +55,8 @@ class AgenticAiLlmProvider(models.Model):
     supports_streaming = fields.Boolean(default=True)
     cost_per_input_token = fields.Float(digits=(16, 10), help="USD per input token.")
     cost_per_output_token = fields.Float(digits=(16, 10), help="USD per output token.")
-    rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)", help="Requests per minute allowed by the provider; 0 = no limit.")
+    rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)",
+                                    help="Requests per minute allowed by the provider; 0 = no limit.")
     timeout_seconds = fields.Integer(default=120, help="HTTP timeout of one call, in seconds.")
     # Headers often carry credentials (Azure api-key, gateway tokens): same visibility as api_key.
     extra_headers = fields.Text(default="{}", groups="base.group_system",

@@ -34,7 +34,8 @@ def _bill_of_materials(env, product, bom=None):
         bill = find_record(env, "mrp.bom", bom, label="bill of materials")
         if bill.product_tmpl_id != product.product_tmpl_id or (bill.product_id and bill.product_id != product):
             owner = bill.product_id or bill.product_tmpl_id
-            raise ToolError(f"{bill.display_name} is the bill of materials of {owner.display_name}, not of {product.display_name}")
+            raise ToolError(f"{bill.display_name} is the bill of materials of {owner.display_name}, "
+                            f"not of {product.display_name}")
     else:
         bill = Bom._bom_find(product, company_id=env.company.id, bom_type="normal").get(product) \
             or Bom._bom_find(product, company_id=env.company.id, bom_type="phantom").get(product)

@@ -126,8 +126,9 @@ def _values(model, values, path: str = "") -> dict:
     if forbidden:
         raise ToolError(f"these fields of {model._name} cannot be set: {', '.join(forbidden)}")
     if "state" in values and model._fields["state"].type == "selection":
+        methods = ", ".join(ALLOWED_METHODS.get(model._name, [])) or "no method allowed"
         raise ToolError(f"the state of {model._name} changes through its workflow buttons, not by writing it; "
-                        f"use odoo_method_call ({', '.join(ALLOWED_METHODS.get(model._name, [])) or 'no method allowed'})")
+                        f"use odoo_method_call ({methods})")
     for name, value in values.items():
         field = model._fields[name]
         if field.comodel_name == "res.company":
@@ -164,8 +165,9 @@ def _check_commands(comodel, field, value, path: str) -> None:
                         "replacing or clearing lines is not allowed here, delete records with odoo_unlink")
     for command in value:
         if command[0] not in allowed:
-            raise ToolError(f"{path}: command {command[0]} is not allowed here (allowed: {', '.join(map(str, allowed))}); "
-                            "removing or deleting lines goes through odoo_unlink, which asks the user")
+            raise ToolError(f"{path}: command {command[0]} is not allowed here (allowed: "
+                            f"{', '.join(map(str, allowed))}); removing or deleting lines goes through odoo_unlink, "
+                            "which asks the user")
         if command[0] in (0, 1):
             if len(command) < 3:
                 raise ToolError(f"{path}: command {command[0]} needs three items, e.g. [0, 0, {{...}}]")
@@ -358,7 +360,8 @@ def odoo_get_model_info(env, model):
     """Fields of ``model``: ``{model, name, fields: {name: {type, string,
     required, readonly, selection?, relation?, help?}}}``."""
     records_model = get_model(env, model)
-    info = records_model.fields_get(attributes=["type", "string", "required", "readonly", "selection", "relation", "help"])
+    info = records_model.fields_get(
+        attributes=["type", "string", "required", "readonly", "selection", "relation", "help"])
     for name, spec in info.items():
         if spec.get("help"):
             spec["help"] = spec["help"][:160]
@@ -387,7 +390,9 @@ def odoo_get_model_info(env, model):
 def odoo_get_available_models(env, search=None, limit=50):
     """Models the user can read: ``{total, models: [{model, name}]}``,
     filtered by ``search`` on the technical or display name."""
-    domain = [("transient", "=", False), ("abstract", "=", False)] if "abstract" in env["ir.model"]._fields else [("transient", "=", False)]
+    domain = [("transient", "=", False)]
+    if "abstract" in env["ir.model"]._fields:
+        domain.append(("abstract", "=", False))
     if search:
         domain += ["|", ("model", "ilike", search), ("name", "ilike", search)]
     ir_models = env["ir.model"].sudo().search(domain, order="model")

@@ -209,10 +209,10 @@ def import_tool_modules(package: str, names: list[str]) -> dict[str, str]:
     for name in names:
         try:
             importlib.import_module(f"{package}.{name}")
-        except Exception as error:  # noqa: BLE001 - one broken tool module must not take the others down
+        except Exception as error:
             failures[name] = f"{type(error).__name__}: {error}"
-            _logger.error("Tool module %s.%s could not be imported, its tools are unavailable: %s",
-                          package, name, failures[name], exc_info=True)
+            _logger.exception("Tool module %s.%s could not be imported, its tools are unavailable: %s",
+                              package, name, failures[name])
     return failures
 
 

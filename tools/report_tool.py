@@ -48,25 +48,30 @@ REPORTS = {
         {"vendor": "partner_id", "buyer": "user_id", "product": "product_id", "category": "category_id"},
         "vendor", ("untaxed_amount", "total_amount")),
     "invoicing": ReportSpec(
-        "account", "account.invoice.report", (("state", "=", "posted"), ("move_type", "in", ("out_invoice", "out_refund"))),
-        "invoice_date",
-        {"untaxed_amount": "price_subtotal:sum", "total_amount": "price_total:sum", "invoices": "move_id:count_distinct"},
-        {"customer": "partner_id", "salesperson": "invoice_user_id", "product": "product_id", "category": "product_categ_id",
-         "payment_state": "payment_state"}, "customer", ("untaxed_amount", "total_amount")),
+        "account", "account.invoice.report",
+        (("state", "=", "posted"), ("move_type", "in", ("out_invoice", "out_refund"))), "invoice_date",
+        {"untaxed_amount": "price_subtotal:sum", "total_amount": "price_total:sum",
+         "invoices": "move_id:count_distinct"},
+        {"customer": "partner_id", "salesperson": "invoice_user_id", "product": "product_id",
+         "category": "product_categ_id", "payment_state": "payment_state"},
+        "customer", ("untaxed_amount", "total_amount")),
     "bills": ReportSpec(
-        "account", "account.invoice.report", (("state", "=", "posted"), ("move_type", "in", ("in_invoice", "in_refund"))),
-        "invoice_date",
+        "account", "account.invoice.report",
+        (("state", "=", "posted"), ("move_type", "in", ("in_invoice", "in_refund"))), "invoice_date",
         {"untaxed_amount": "price_subtotal:sum", "total_amount": "price_total:sum", "bills": "move_id:count_distinct"},
-        {"vendor": "partner_id", "product": "product_id", "category": "product_categ_id", "payment_state": "payment_state"},
+        {"vendor": "partner_id", "product": "product_id", "category": "product_categ_id",
+         "payment_state": "payment_state"},
         "vendor", ("untaxed_amount", "total_amount")),
     "inventory": ReportSpec(
         "stock", "stock.quant", (("location_id.usage", "=", "internal"),), None,
         {"on_hand": "quantity:sum", "reserved": "reserved_quantity:sum"},
-        {"product": "product_id", "location": "location_id", "warehouse": "warehouse_id", "category": "product_categ_id"},
+        {"product": "product_id", "location": "location_id", "warehouse": "warehouse_id",
+         "category": "product_categ_id"},
         "product"),
     "crm": ReportSpec(
         "crm", "crm.lead", (("type", "=", "opportunity"),), "create_date",
-        {"opportunities": "__count", "expected_revenue": "expected_revenue:sum", "prorated_revenue": "prorated_revenue:sum"},
+        {"opportunities": "__count", "expected_revenue": "expected_revenue:sum",
+         "prorated_revenue": "prorated_revenue:sum"},
         {"stage": "stage_id", "salesperson": "user_id", "team": "team_id", "customer": "partner_id"},
         "stage", ("expected_revenue", "prorated_revenue")),
     "manufacturing": ReportSpec(
@@ -162,7 +167,9 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
         raise ToolError(f"the {report_type} report cannot be grouped by {group_by!r}; use one of: {', '.join(keys)}")
     if (date_from or date_to) and not spec.date_field:
         raise ToolError(f"the {report_type} report is a snapshot of today; it takes no dates")
-    domain = list(spec.domain) + (period_domain(model, spec.date_field, *parse_period(date_from, date_to)) if spec.date_field else [])
+    domain = list(spec.domain)
+    if spec.date_field:
+        domain += period_domain(model, spec.date_field, *parse_period(date_from, date_to))
     if "company_id" in model._fields:  # the current company's figures, in its currency
         domain.append(("company_id", "in", [env.company.id, False]))
     names, aggregates = list(spec.measures), list(spec.measures.values())
@@ -170,7 +177,7 @@ def generate_summary_report(env, report_type, group_by=None, date_from=None, dat
 
     def values(row):
         return {name: money(value or 0.0, currency) if name in spec.amounts else value or 0
-                for name, value in zip(names, row)}
+                for name, value in zip(names, row, strict=True)}
 
     groups = model._read_group(domain, [groupby_spec], aggregates)
     if group_by not in TIME_GROUPS:  # largest first; time groups stay in time order

@@ -13,6 +13,7 @@ lists is used, and the answer says so.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -28,7 +29,8 @@ HELP = (BANNER + "\nI understand these requests:\n"
 QUOTE_RE = re.compile(r"quotation for (?P<customer>[^:]+):\s*(?P<lines>.+?)(?:[.,]?\s*then.*)?$", re.I | re.S)
 LINE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x\s*)?(.+)")
 HISTORY_RE = re.compile(r"(?:sales )?history of (?P<customer>.+?)[?.!]*$", re.I)
-FIND_RE = re.compile(r"(?:find|search|list) (?:customers?|partners?|contacts?)(?: named| called| matching)? (?P<name>.+?)[?.!]*$", re.I)
+FIND_RE = re.compile(r"(?:find|search|list) (?:customers?|partners?|contacts?)(?: named| called| matching)? "
+                     r"(?P<name>.+?)[?.!]*$", re.I)
 
 
 _ids = itertools.count(1)
@@ -50,10 +52,8 @@ def _json_rows(text: str) -> list[dict]:
     rows = []
     for line in text.splitlines():
         if line.startswith("{"):
-            try:
+            with contextlib.suppress(ValueError):
                 rows.append(json.loads(line))
-            except ValueError:
-                pass
     return rows
 
 
@@ -65,7 +65,8 @@ def _quotation(match, results: list[dict]) -> dict:
         if found:
             lines.append({"product": found.group(2).strip(" ."), "quantity": float(found.group(1))})
     if not results:
-        return _call("odoo_search_read", {"model": "res.partner", "domain": [["name", "ilike", customer], ["is_company", "=", True]],
+        return _call("odoo_search_read", {"model": "res.partner",
+                                          "domain": [["name", "ilike", customer], ["is_company", "=", True]],
                                           "fields": ["id", "name"], "limit": 5}, 1)
     last = results[-1]["content"]
     if len(results) == 1:
@@ -109,7 +110,8 @@ def reply(request: dict) -> dict:
     match = FIND_RE.search(text)
     if match:
         if not results:
-            return _call("odoo_search_read", {"model": "res.partner", "domain": [["name", "ilike", match["name"].strip()]],
+            return _call("odoo_search_read", {"model": "res.partner",
+                                              "domain": [["name", "ilike", match["name"].strip()]],
                                               "fields": ["id", "name", "email", "city"], "limit": 10}, 1)
         return {"content": f"{BANNER}\n{results[-1]['content'][:1500]}"}
     return {"content": HELP}

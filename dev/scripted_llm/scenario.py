@@ -101,7 +101,7 @@ class Scenario:
     embeddings_error: tuple[int, str] | None = None  # (status, message) to answer embedding calls with
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, reply, match=always, uses: int | None = 1) -> "Scenario":
+    def add(self, reply, match=always, uses: int | None = 1) -> Scenario:
         self.turns.append(Turn(reply, match, uses))
         return self
 

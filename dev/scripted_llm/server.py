@@ -34,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from . import wire as wire_format
 from .scenario import Scenario
 
+
 def embedding_of(text: str, dim: int) -> list[float]:
     """A deterministic unit vector: texts sharing words get close vectors."""
     vector = [0.0] * dim
@@ -51,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *_args):  # keep test output clean
         pass
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):
         started = time.monotonic()
         try:
             return self._handle_post()
@@ -68,11 +69,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_json(400, {"error": {"message": "invalid JSON body"}})
         path = self.path.split("?", 1)[0]
         self.scenario.record(self.path, dict(self.headers), body)
-        if path.endswith("/embeddings") or path.endswith("/api/embed") or path.endswith(":batchEmbedContents"):
+        if path.endswith(("/embeddings", "/api/embed", ":batchEmbedContents")):
             return self._embeddings(path, body)
         if path.endswith("/chat/completions"):
             wire = "openai"
-        elif path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+        elif path.endswith((":generateContent", ":streamGenerateContent")):
             wire = "gemini"
         elif path.endswith("/messages"):
             wire = "anthropic"
@@ -140,10 +141,12 @@ class _Handler(BaseHTTPRequestHandler):
         texts = body.get("input")
         texts = [texts] if isinstance(texts, str) else texts or []
         if path.endswith("/api/embed"):  # Ollama
-            return self._send_json(200, {"model": body.get("model"), "embeddings": [embedding_of(t, dim) for t in texts]})
+            return self._send_json(200, {"model": body.get("model"),
+                                         "embeddings": [embedding_of(t, dim) for t in texts]})
         return self._send_json(200, {
             "object": "list", "model": body.get("model"),
-            "data": [{"object": "embedding", "index": i, "embedding": embedding_of(t, dim)} for i, t in enumerate(texts)],
+            "data": [{"object": "embedding", "index": i, "embedding": embedding_of(t, dim)}
+                     for i, t in enumerate(texts)],
             "usage": {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0},
         })
 
@@ -164,7 +167,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, body: dict, reply: dict) -> None:
         base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": body.get("model", "scripted")}
-        events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+        events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                        "finish_reason": None}]}]
         for word in wire_format.words(reply.get("content") or ""):
             events.append({**base, "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
         for index, call in enumerate(wire_format.openai_calls(reply)):
@@ -213,7 +217,7 @@ class ScriptedLLMServer:
     def requests(self) -> list[dict]:
         return self.scenario.requests
 
-    def start(self) -> "ScriptedLLMServer":
+    def start(self) -> ScriptedLLMServer:
         self._thread.start()
         return self
 

@@ -75,7 +75,8 @@ def _from_gemini(body: dict) -> dict:
             if calls:
                 message["tool_calls"] = calls
             messages.append(message)
-    tools = [{"type": "function", "function": d} for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
+    tools = [{"type": "function", "function": d}
+             for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
     return {"messages": messages, "tools": tools, "wire": "gemini"}
 
 
@@ -92,7 +93,8 @@ def _from_anthropic(body: dict) -> dict:
                 texts.append(block.get("text", ""))
             elif block.get("type") == "tool_use":
                 calls.append({"id": block.get("id"), "type": "function",
-                              "function": {"name": block.get("name"), "arguments": json.dumps(block.get("input") or {})}})
+                              "function": {"name": block.get("name"),
+                                           "arguments": json.dumps(block.get("input") or {})}})
             elif block.get("type") == "tool_result":
                 content = block.get("content")
                 messages.append({"role": "tool", "tool_call_id": block.get("tool_use_id"),
@@ -139,7 +141,8 @@ def gemini_response(request: dict, reply: dict, model: str) -> dict:
 def gemini_stream(request: dict, reply: dict, model: str) -> list[dict]:
     """Partial responses: text in word pieces, function calls whole, the
     finish reason and usage on the last one."""
-    events = [{"candidates": [{"content": {"role": "model", "parts": [{"text": w}]}, "index": 0}], "modelVersion": model}
+    events = [{"candidates": [{"content": {"role": "model", "parts": [{"text": w}]}, "index": 0}],
+               "modelVersion": model}
               for w in words(reply.get("content") or "")]
     last = gemini_response(request, {**reply, "content": None}, model)
     events.append(last)
@@ -153,7 +156,8 @@ def anthropic_response(request: dict, reply: dict, model: str) -> dict:
                         "name": call["name"], "input": _args_object(call.get("arguments", {}))})
     prompt, completion = usage_of(request, reply)
     calls = bool(reply.get("tool_calls"))
-    stop = reply.get("anthropic_stop") or ANTHROPIC_STOP.get(reply.get("finish_reason") or ("tool_calls" if calls else "stop"))
+    stop = reply.get("anthropic_stop") or ANTHROPIC_STOP.get(
+        reply.get("finish_reason") or ("tool_calls" if calls else "stop"))
     return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": content,
             "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": completion}}
 
@@ -162,7 +166,8 @@ def anthropic_stream(request: dict, reply: dict, model: str) -> list[tuple[str, 
     """``(event, data)`` pairs as the Messages streaming API sends them."""
     message = anthropic_response(request, reply, model)
     events = [("message_start", {"type": "message_start", "message": {
-        **message, "content": [], "stop_reason": None, "usage": {"input_tokens": message["usage"]["input_tokens"], "output_tokens": 1}}})]
+        **message, "content": [], "stop_reason": None,
+        "usage": {"input_tokens": message["usage"]["input_tokens"], "output_tokens": 1}}})]
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
             events.append(("content_block_start", {"type": "content_block_start", "index": index,
@@ -176,7 +181,8 @@ def anthropic_stream(request: dict, reply: dict, model: str) -> list[tuple[str, 
             args = _args_text(block["input"])
             for start in range(0, len(args), ARG_PIECE):
                 events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                       "delta": {"type": "input_json_delta", "partial_json": args[start:start + ARG_PIECE]}}))
+                                                       "delta": {"type": "input_json_delta",
+                                                                 "partial_json": args[start:start + ARG_PIECE]}}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]},
                                       "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
