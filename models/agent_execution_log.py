@@ -17,7 +17,9 @@ def _as_json(value):
     if value in (None, False, ""):
         return False
     text = clean_text(value) if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= MAX_DATA_CHARS else text[:MAX_DATA_CHARS] + f"… [{len(text) - MAX_DATA_CHARS} characters cut]"
+    if len(text) <= MAX_DATA_CHARS:
+        return text
+    return text[:MAX_DATA_CHARS] + f"… [{len(text) - MAX_DATA_CHARS} characters cut]"
 
 
 class AgenticAiExecutionLog(models.Model):
@@ -35,15 +37,14 @@ class AgenticAiExecutionLog(models.Model):
     user_id = fields.Many2one("res.users", index=True, readonly=True, ondelete="set null",
                               help="The user the agent acted for.")
     company_id = fields.Many2one("res.company", readonly=True, ondelete="set null")
+    # Spec §3.7 also names orm_operation, plan_generated and plan_revised: they
+    # come with the ORM-level safety checks and the planner that write them.
     action_type = fields.Selection([
         ("llm_call", "LLM Call"),
         ("tool_execution", "Tool Execution"),
-        ("orm_operation", "ORM Operation"),
         ("confirmation_request", "Confirmation Request"),
         ("confirmation_response", "Confirmation Response"),
         ("error", "Error"),
-        ("plan_generated", "Plan Generated"),
-        ("plan_revised", "Plan Revised"),
     ], required=True, index=True, readonly=True)
     tool_name = fields.Char(readonly=True, index=True)
     tool_call_id = fields.Char(readonly=True, help="Id of the call in the conversation transcript.")
