@@ -1,3 +1,7 @@
+"""The chat routes over HTTP (spec 000 §11.1): a salesperson's quotation
+through /agentic_ai/chat/send (issue 2, acceptance test (a)), agents and
+threads a user may or may not reach, parameters refused with a clear
+message, and transcript helpers that cannot be called over RPC (test (f))."""
 import json
 import logging
 import re
@@ -14,8 +18,8 @@ REQUEST = "Create a quotation for Azure Interior: 3 Large Desk and 2 Office Chai
 
 
 @tagged("post_install", "-at_install")
-class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
-    """Issue 2, acceptance test (a) and (f): the routes as a salesperson."""
+class TestChatController(AgenticSetupMixin, HttpCase):
+    """Issue 2, acceptance tests (a) and (f): the routes as a salesperson."""
 
     @classmethod
     def setUpClass(cls):
@@ -66,19 +70,21 @@ class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
         answer = self.make_jsonrpc_request("/agentic_ai/chat/send", {"thread_id": thread["id"], "message": REQUEST})
         elapsed = time.monotonic() - started
 
-        order = self.env["sale.order"].search([("partner_id", "=", self.azure.id), ("create_uid", "=", self.salesperson.id)])
+        order = self.env["sale.order"].search([("partner_id", "=", self.azure.id),
+                                               ("create_uid", "=", self.salesperson.id)])
         transcript = "\n".join(f"{m['role']}: {m['content']}" for m in answer["messages"])
-        self.assertEqual(len(order), 1, f"exactly one quotation should have been created by the salesperson:\n{transcript}")
+        self.assertEqual(len(order), 1,
+                         f"exactly one quotation should have been created by the salesperson:\n{transcript}")
         self.assertEqual(order.state, "draft")
-        self.assertEqual(sorted((l.product_id, l.product_uom_qty) for l in order.order_line),
+        self.assertEqual(sorted((line.product_id, line.product_uom_qty) for line in order.order_line),
                          sorted([(self.large_desk, 3.0), (self.chair, 2.0)]))
         # Prices are those Odoo's pricelist gives for the same order made by hand.
         reference = self.env["sale.order"].with_user(self.salesperson).create({
             "partner_id": self.azure.id,
             "order_line": [(0, 0, {"product_id": self.large_desk.id, "product_uom_qty": 3}),
                            (0, 0, {"product_id": self.chair.id, "product_uom_qty": 2})]})
-        self.assertEqual({l.product_id: l.price_unit for l in order.order_line},
-                         {l.product_id: l.price_unit for l in reference.order_line})
+        self.assertEqual({line.product_id: line.price_unit for line in order.order_line},
+                         {line.product_id: line.price_unit for line in reference.order_line})
         self.assertIn(order.name, answer["result"]["reply"])
         self.assertEqual(answer["result"]["state"], "completed")
 
@@ -87,15 +93,17 @@ class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
                          ["user"] + ["tool_call", "tool_result"] * 3 + ["assistant"])
         self.assertEqual(messages.filtered(lambda m: m.role == "tool_call").mapped("tool_name"),
                          ["odoo_search_read", "create_quotation", "create_quotation"])
-        self.assertIn("3 product records match 'Large Desk'", messages.filtered(lambda m: m.role == "tool_result")[1].content)
+        self.assertIn("3 product records match 'Large Desk'",
+                      messages.filtered(lambda m: m.role == "tool_result")[1].content)
         self.assertEqual([m["role"] for m in answer["messages"]], messages.mapped("role"))
 
         logs = self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread["id"])])
-        llm_logs = logs.filtered(lambda l: l.action_type == "llm_call")
+        llm_logs = logs.filtered(lambda log: log.action_type == "llm_call")
         self.assertEqual(len(llm_logs), 4)
-        self.assertTrue(all(l.input_tokens > 0 and l.output_tokens > 0 and l.cost > 0 for l in llm_logs))
-        tool_logs = logs.filtered(lambda l: l.action_type == "tool_execution")
-        self.assertEqual(sorted(tool_logs.mapped("tool_name")), ["create_quotation", "create_quotation", "odoo_search_read"])
+        self.assertTrue(all(log.input_tokens > 0 and log.output_tokens > 0 and log.cost > 0 for log in llm_logs))
+        tool_logs = logs.filtered(lambda log: log.action_type == "tool_execution")
+        self.assertEqual(sorted(tool_logs.mapped("tool_name")),
+                         ["create_quotation", "create_quotation", "odoo_search_read"])
         self.assertEqual(tool_logs.sorted("id").mapped("success"), [True, False, True])
         self.assertEqual(tool_logs.user_id, self.salesperson)
         self.assertEqual(set(tool_logs.mapped("tool_call_id")),
@@ -142,8 +150,10 @@ class TestChatEndToEnd(AgenticSetupMixin, HttpCase):
         self.authenticate("demo", "demo")
         agents = self.make_jsonrpc_request("/agentic_ai/agents", {})
         self.assertIn("general_assistant", [a["code"] for a in agents])
+        thread = self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
         threads = self.make_jsonrpc_request("/agentic_ai/thread/list", {})
         self.assertIsInstance(threads, list)
+        self.assertEqual(threads[0]["id"], thread["id"], "the user's threads, newest first")
 
     def test_bad_route_parameters_get_clear_errors(self):
         self.authenticate("demo", "demo")

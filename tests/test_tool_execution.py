@@ -1,46 +1,33 @@
-"""Tool model, executor pipeline, generic ORM tools and the observer
-(spec 000 §3.3, §4.6, §4.7, §5.1, §5.2)."""
+"""Tool records and their schemas, the executor pipeline (validation,
+refusal by the safety rules, savepoint rollback, audit log row), the generic
+ORM tools ``odoo_*`` and what they refuse to touch, and the observer (spec
+000 §3.3, §4.6, §4.7, §5.1). Issue 2 acceptance test (c)."""
 import json
+import time
 
+from odoo.exceptions import ValidationError
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.agentic_ai.engine.observer import MAX_CHARS, Observer
-from odoo.addons.agentic_ai.tools.parsing import MAX_LIMIT
-from odoo.addons.agentic_ai.tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call
-
-from .common import AgenticCase
+from ..engine.executor import ExecutionResult
+from ..engine.observer import MAX_CHARS, Observer
+from ..engine.tool_spec import ToolSpec
+from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read
+from ..tools.parsing import MAX_LIMIT
+from .common import ToolCase, tool_call
 
 
 @tagged("post_install", "-at_install")
-class TestToolExecution(AgenticCase):
+class TestToolExecution(ToolCase):
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.salesperson = cls.env.ref("base.user_demo")
         cls.Tool = cls.env["agentic.ai.tool"]
 
     def tool(self, name):
         return self.Tool.search([("name", "=", name)])
 
-    def execute(self, name, params, user=None):
-        return super().execute(name, params, user or self.salesperson)
-
     # ------------------------------------------------------------ tool model
-    def test_every_default_tool_has_a_valid_schema_matching_its_function(self):
-        import inspect
-        from odoo.addons.agentic_ai.tools.registry import resolve_handler
-        tools = self.Tool.search([("tool_type", "in", ("native", "orm_crud"))])
-        self.assertGreaterEqual(len(tools), 9)
-        for tool in tools:
-            signature = inspect.signature(resolve_handler(tool.handler))
-            params = [p for p in signature.parameters if p != "env"]
-            schema = json.loads(tool.parameter_schema)
-            self.assertEqual(set(schema["properties"]), set(params), tool.name)
-            required = {p.name for p in signature.parameters.values() if p.default is inspect.Parameter.empty} - {"env"}
-            self.assertEqual(set(schema.get("required", [])), required, tool.name)
-            self.assertGreater(len(tool.description), 80, f"{tool.name} needs a description written for a model")
-
     def test_spec_catalogue_names_and_risk_levels(self):
         """Spec 000 §5.1 and §5.2: every tool, with the spec's risk level."""
         spec = {
@@ -53,7 +40,8 @@ class TestToolExecution(AgenticCase):
             "create_invoice": "medium", "post_invoice": "high", "register_payment": "high",
             "get_account_balance": "low", "get_profit_loss": "low",
             "search_employees": "low", "create_leave_request": "medium", "get_attendance_summary": "low",
-            "create_manufacturing_order": "medium", "check_bom_availability": "low", "get_production_schedule": "low",
+            "create_manufacturing_order": "medium", "check_bom_availability": "low",
+            "get_production_schedule": "low",
             "generate_summary_report": "low",
         }
         tools = self.Tool.search([("name", "in", list(spec))])
@@ -74,15 +62,16 @@ class TestToolExecution(AgenticCase):
                 "flag": {"type": "boolean"}, "items": {"type": "array"}, "opts": {"type": "object"},
                 "ratio": {"type": "number"}}, "required": ["kind"]}),
         })
-        self.assertEqual(tool._validate_params({"kind": "a", "count": 2, "flag": True, "items": [], "opts": {}, "ratio": 1.5}), [])
+        valid = {"kind": "a", "count": 2, "flag": True, "items": [], "opts": {}, "ratio": 1.5}
+        self.assertEqual(tool._validate_params(valid), [])
         self.assertIn("'kind' is a required parameter", tool._validate_params({})[0])
         self.assertIn("is not one of ['a', 'b']", tool._validate_params({"kind": "c"})[0])
-        errors = tool._validate_params({"kind": "a", "count": "2", "flag": "yes", "items": {}, "opts": [], "ratio": "x"})
+        errors = tool._validate_params({"kind": "a", "count": "2", "flag": "yes", "items": {}, "opts": [],
+                                        "ratio": "x"})
         self.assertEqual(len(errors), 5)
         self.assertEqual(tool._validate_params([1]), ["arguments must be a JSON object"])
 
     def test_invalid_schema_or_handler_is_refused(self):
-        from odoo.exceptions import ValidationError
         with self.assertRaises(ValidationError):
             self.Tool.create({"name": "bad schema", "description": "x", "tool_type": "python_code",
                               "python_code": "result = 1", "parameter_schema": "{not json"})
@@ -98,19 +87,20 @@ class TestToolExecution(AgenticCase):
         self.assertIn("create_quotation", names)
         called = self.execute("needs_app", {})
         self.assertFalse(called.success)
-        self.assertIn("needs_app is not available here: it needs the not_an_installed_app app installed", called.error)
+        self.assertIn("needs_app is not available here: it needs the not_an_installed_app app installed",
+                      called.error)
         tool.required_module = "not_an_installed_app, base"  # any one of them will do
         self.assertIn("needs_app", self.agent._get_available_tools().mapped("name"))
 
     def test_sanitize_drops_undeclared_parameters(self):
-        from odoo.addons.agentic_ai.engine.tool_spec import ToolSpec
         spec = ToolSpec.from_record(self.tool("odoo_search_read"))
-        self.assertEqual(spec.sanitize({"model": " res.partner ", "env": "x", "context": {}}), {"model": "res.partner"})
+        self.assertEqual(spec.sanitize({"model": " res.partner ", "env": "x", "context": {}}),
+                         {"model": "res.partner"})
 
     # -------------------------------------------------------------- executor
     def test_tool_runs_as_requesting_user_not_superuser(self):
-        tool = self.Tool.create({"name": "whoami", "description": "x", "tool_type": "python_code", "risk_level": "low",
-                                 "python_code": "result = {'uid': env.uid, 'su': env.su}"})
+        tool = self.Tool.create({"name": "whoami", "description": "x", "tool_type": "python_code",
+                                 "risk_level": "low", "python_code": "result = {'uid': env.uid, 'su': env.su}"})
         self.agent.tool_ids = [(4, tool.id)]
         result = self.execute("whoami", {})
         self.assertEqual(result.data, {"uid": self.salesperson.id, "su": False})
@@ -136,8 +126,32 @@ class TestToolExecution(AgenticCase):
 
     def test_allowed_models_restrict_the_agent(self):
         self.agent.allowed_model_ids = [(6, 0, self.env["ir.model"]._get("sale.order").ids)]
-        self.assertFalse(self.execute("odoo_search_read", {"model": "res.partner"}).success)
+        refused = self.execute("odoo_search_read", {"model": "res.partner"})
+        self.assertFalse(refused.success)
+        self.assertIn("refused by the safety rules: the agent may only access: sale.order", refused.error)
         self.assertTrue(self.execute("odoo_search_read", {"model": "sale.order"}).success)
+
+    def test_tool_that_raises_after_writing_leaves_nothing(self):
+        """(c) savepoint rollback seen from the agent loop, and the log says so."""
+        tool = self.Tool.create({
+            "name": "partial_writer",
+            "description": "Creates a partner, then fails.",
+            "tool_type": "python_code",
+            "risk_level": "medium",
+            "python_code": "env['res.partner'].create({'name': 'Half Done Partner'})\n"
+                           "raise UserError('supplier system refused the order')",
+        })
+        self.agent.tool_ids = [(4, tool.id)]
+        self.script(tool_call("partial_writer", {}), {"content": "It failed."})
+        thread, _result = self.run_agent("do it")
+        self.assertFalse(self.env["res.partner"].search([("name", "=", "Half Done Partner")]))
+        log = self.env["agentic.ai.execution.log"].search(
+            [("thread_id", "=", thread.id), ("tool_name", "=", "partial_writer")])
+        self.assertEqual(len(log), 1)
+        self.assertFalse(log.success)
+        self.assertIn("supplier system refused the order", log.error_message)
+        self.assertIn("rolled back", log.error_message)
+        self.assertIn("rolled back", self.observations(thread)[0])
 
     def test_execution_is_logged(self):
         result = self.execute("odoo_search_read", {"model": "res.partner", "limit": 2})
@@ -146,7 +160,20 @@ class TestToolExecution(AgenticCase):
         self.assertEqual(log.model_name, "res.partner")
         self.assertEqual(log.user_id, self.salesperson)
         self.assertEqual(json.loads(log.input_data), {"model": "res.partner", "limit": 2})
-        self.assertGreaterEqual(log.duration_ms, 0)
+        self.assertEqual(log.duration_ms, result.duration_ms, "the row holds the executor's own measure")
+        # The duration is the tool's wall time: a tool that waits 50 ms takes at least that long.
+        slow = self.Tool.create({"name": "slow_tool", "description": "x", "tool_type": "python_code",
+                                 "risk_level": "low",
+                                 "python_code": "env.cr.execute('SELECT pg_sleep(0.05)')\nresult = 'done'"})
+        self.agent.tool_ids = [(4, slow.id)]
+        started = time.monotonic()
+        waited = self.execute("slow_tool", {})
+        elapsed_ms = (time.monotonic() - started) * 1000
+        self.assertTrue(waited.success, waited.error)
+        slow_log = self.env["agentic.ai.execution.log"].search([("tool_name", "=", "slow_tool")])
+        self.assertEqual(slow_log.duration_ms, waited.duration_ms)
+        self.assertGreaterEqual(slow_log.duration_ms, 50, "the 50 ms the tool waited are in its duration")
+        self.assertLessEqual(slow_log.duration_ms, elapsed_ms)
 
     # ------------------------------------------------------------- ORM tools
     def test_search_read_default_limit_and_fields(self):
@@ -156,12 +183,21 @@ class TestToolExecution(AgenticCase):
         self.assertGreater(result.data["total"], result.data["count"])
         self.assertIn("display_name", result.data["records"][0])
         self.assertLess(len(result.data["records"][0]), 12)
-        capped = self.execute("odoo_search_read", {"model": "res.partner", "limit": 200})
-        self.assertLessEqual(capped.data["count"], MAX_LIMIT)
+        # At most MAX_LIMIT records, on a model that has more (demo data has about 250 countries).
+        capped = self.execute("odoo_search_read", {"model": "res.country", "limit": MAX_LIMIT})
+        self.assertTrue(capped.success, capped.error)
+        self.assertGreater(capped.data["total"], MAX_LIMIT)
+        self.assertEqual(capped.data["count"], MAX_LIMIT)
+        over = self.execute("odoo_search_read", {"model": "res.country", "limit": MAX_LIMIT + 1})
+        self.assertFalse(over.success)
+        self.assertIn(f"limit: {MAX_LIMIT + 1} is greater than the maximum of {MAX_LIMIT}", over.error)
+        self.assertEqual(odoo_search_read(self.env, "res.country", limit=10 * MAX_LIMIT)["count"], MAX_LIMIT,
+                         "behind the schema, the tool itself caps the limit")
 
     def test_search_read_bad_domain_and_field(self):
         bad = self.execute("odoo_search_read", {"model": "res.partner", "domain": [["no_such_field", "=", 1]]})
         self.assertFalse(bad.success)
+        self.assertIn("Invalid field res.partner.no_such_field", bad.error)
         unknown = self.execute("odoo_search_read", {"model": "res.partner", "fields": ["nope"]})
         self.assertIn("unknown fields", unknown.error)
         # The transaction is still usable after a failed query.
@@ -172,7 +208,8 @@ class TestToolExecution(AgenticCase):
         self.assertTrue(created.success, created.error)
         partner = self.env["res.partner"].browse(created.data["id"])
         self.assertEqual(partner.name, "Agent Made")
-        written = self.execute("odoo_write", {"model": "res.partner", "record_ids": [partner.id], "values": {"name": "Agent Changed"}})
+        written = self.execute("odoo_write", {"model": "res.partner", "record_ids": [partner.id],
+                                              "values": {"name": "Agent Changed"}})
         self.assertTrue(written.success, written.error)
         self.assertEqual(written.data["before"][0]["name"], "Agent Made")
         self.assertEqual(partner.name, "Agent Changed")
@@ -190,8 +227,7 @@ class TestToolExecution(AgenticCase):
     def test_method_whitelist_is_the_spec_and_methods_exist_in_odoo_19(self):
         self.assertEqual(ALLOWED_METHODS["hr.leave"], ["action_approve", "action_refuse", "action_draft"])
         for model, methods in ALLOWED_METHODS.items():
-            if model not in self.env:
-                continue
+            self.assertIn(model, self.env, "every app of the whitelist is installed in the test database")
             for method in methods:
                 called = METHOD_SUBSTITUTES.get((model, method), (method, ""))[0]
                 self.assertTrue(callable(getattr(self.env[model], called, None)), f"{model}.{called}")
@@ -206,15 +242,15 @@ class TestToolExecution(AgenticCase):
     def test_method_call_confirms_sale_order(self):
         order = self.env["sale.order"].with_user(self.salesperson).create({
             "partner_id": self.env.ref("base.res_partner_12").id,
-            "order_line": [(0, 0, {"product_id": self.env.ref("product.product_product_8").id, "product_uom_qty": 1})]})
-        result = self.execute("odoo_method_call", {"model": "sale.order", "record_ids": [order.id], "method": "action_confirm"})
+            "order_line": [(0, 0, {"product_id": self.env.ref("product.product_product_8").id,
+                                   "product_uom_qty": 1})]})
+        result = self.execute("odoo_method_call", {"model": "sale.order", "record_ids": [order.id],
+                                                   "method": "action_confirm"})
         self.assertTrue(result.success, result.error)
         self.assertEqual(order.state, "sale")
         self.assertEqual(result.data["states"], {order.id: "sale"})
 
     def test_hr_leave_action_draft_uses_odoo_19_substitute(self):
-        if "hr.leave" not in self.env:
-            self.skipTest("hr_holidays not installed")
         leave = self.env["hr.leave"].search([("state", "=", "validate")], limit=1)
         self.assertTrue(leave, "demo data has validated time off")
         out = odoo_method_call(self.env, "hr.leave", leave.ids, "action_draft")
@@ -223,31 +259,102 @@ class TestToolExecution(AgenticCase):
 
     def test_model_info_gives_types_and_selection(self):
         result = self.execute("odoo_get_model_info", {"model": "sale.order"})
-        fields = result.data["fields"]
-        self.assertEqual(fields["partner_id"]["type"], "many2one")
-        self.assertEqual(fields["partner_id"]["relation"], "res.partner")
-        self.assertTrue(fields["partner_id"]["required"])
-        self.assertIn(["draft", "Quotation"], [list(s) for s in fields["state"]["selection"]])
+        fields_info = result.data["fields"]
+        self.assertEqual(fields_info["partner_id"]["type"], "many2one")
+        self.assertEqual(fields_info["partner_id"]["relation"], "res.partner")
+        self.assertTrue(fields_info["partner_id"]["required"])
+        self.assertIn(["draft", "Quotation"], [list(s) for s in fields_info["state"]["selection"]])
 
     def test_available_models_filtered_by_access(self):
         result = self.execute("odoo_get_available_models", {"search": "sale"})
         models = [m["model"] for m in result.data["models"]]
         self.assertIn("sale.order", models)
         basic = new_test_user(self.env, "agent_basic2", groups="base.group_user")
-        basic_models = [m["model"] for m in self.execute("odoo_get_available_models", {"search": "sale.order"}, user=basic).data["models"]]
+        basic_models = [m["model"] for m in self.execute(
+            "odoo_get_available_models", {"search": "sale.order"}, user=basic).data["models"]]
         self.assertNotIn("sale.order", basic_models)
+
+    # ------------------------------------ what the generic tools refuse to touch
+    def test_generic_write_cannot_move_a_record_into_a_foreign_company(self):
+        """A salesman of company A only moves his quotation into company B
+        (and a contact too): the record leaves his reach, with B's
+        warehouse and pricelist put on it."""
+        self.setup_company_b()
+        refusal = f"company_id: companies [{self.company_b.id}] are not among your companies"
+        order = self.env["sale.order"].create({"partner_id": self.customer.id, "user_id": self.salesman.id})
+        result = self.execute("odoo_write", {"model": "sale.order", "record_ids": [order.id],
+                                             "values": {"company_id": self.company_b.id}}, self.salesman)
+        self.assertFalse(result.success, "a user of company A only wrote company B on a sales order")
+        self.assertIn(refusal, result.error)
+        self.assertEqual(order.company_id, self.company_a)
+        partner = self.env["res.partner"].create({"name": "Movable Contact"})
+        result = self.execute("odoo_write", {"model": "res.partner", "record_ids": [partner.id],
+                                             "values": {"company_id": self.company_b.id}}, self.accountant)
+        self.assertFalse(result.success, "a user of company A only moved a contact into company B "
+                                         "(odoo_create into B is refused, odoo_write is not)")
+        self.assertIn(refusal, result.error)
+        self.assertFalse(partner.company_id)
+
+    def test_generic_tools_cannot_create_or_overwrite_stock_quantities(self):
+        """odoo_create/odoo_write on stock.quant set on-hand quantities
+        directly: 1000 units appear without an inventory adjustment or move."""
+        refusal = "stock.quant records change only through an inventory adjustment or a transfer"
+        product = self.env["product.product"].create({"name": "Quant Product", "is_storable": True})
+        moves = self.count("stock.move")
+        created = self.execute("odoo_create", {"model": "stock.quant", "values": {
+            "product_id": product.id, "location_id": self.stock.id, "quantity": 1000}}, self.accountant)
+        product.invalidate_recordset()
+        self.assertFalse(created.success, "stock.quant.quantity (a readonly field) was set by odoo_create")
+        self.assertIn(refusal, created.error)
+        self.assertEqual(product.qty_available, 0.0, f"on hand became {product.qty_available} with no stock move "
+                                                     f"({self.count('stock.move') - moves} moves created)")
+        self.add_stock(product, 3)
+        quant = self.env["stock.quant"].search([("product_id", "=", product.id), ("location_id", "=", self.stock.id)])
+        written = self.execute("odoo_write", {"model": "stock.quant", "record_ids": quant.ids,
+                                              "values": {"quantity": 50}}, self.accountant)
+        self.assertFalse(written.success, "stock.quant.quantity was overwritten by odoo_write")
+        self.assertIn(refusal, written.error)
+        self.assertEqual(quant.quantity, 3.0)
+
+    def test_generic_create_cannot_add_journal_items_to_a_posted_invoice(self):
+        """Writing `state` is refused, but odoo_create on account.move.line
+        adds a line to a POSTED invoice: Odoo rebalances it and the posted
+        invoice's total and amount due change without a reset to draft."""
+        move = self.posted_invoice(750.0)
+        lines = len(move.line_ids)
+        income = move.invoice_line_ids.account_id
+        result = self.execute("odoo_create", {"model": "account.move.line", "values": {
+            "move_id": move.id, "account_id": income.id, "debit": 5, "name": "x"}}, self.accountant)
+        move.invalidate_recordset()
+        self.assertFalse(result.success, "a journal item was added to a posted invoice")
+        self.assertIn("account.move.line records change only through its journal entry", result.error)
+        self.assertEqual((move.state, move.amount_total, len(move.line_ids)), ("posted", 750.0, lines),
+                         f"posted invoice {move.name} now totals {move.amount_total}")
+
+    def test_search_cannot_filter_on_a_field_the_user_may_not_read(self):
+        """res.partner.credit is for Invoicing/Accounting users only; a
+        salesman filters partners by it and learns who owes more than 1000
+        (credit_limit, a stored field, is refused; credit, a searchable
+        computed field, is not)."""
+        self.posted_invoice(5000.0)
+        result = self.execute("odoo_search_read", {"model": "res.partner", "domain": [["credit", ">", 1000]],
+                                                   "fields": ["name"]}, self.salesman)
+        self.assertFalse(result.success, f"a salesman searched on the restricted field credit: {result.data}")
+        self.assertIn("you may not read res.partner.credit, so you cannot filter on it", result.error)
 
     # -------------------------------------------------------------- observer
     def test_observer_formats_search_create_error_and_truncates(self):
-        from odoo.addons.agentic_ai.engine.executor import ExecutionResult
         observer = Observer()
         records = [{"id": i, "name": f"P{i}"} for i in range(15)]
-        text = observer.observe("odoo_search_read", ExecutionResult(True, {"model": "res.partner", "total": 40, "records": records}))
+        text = observer.observe("odoo_search_read",
+                                ExecutionResult(True, {"model": "res.partner", "total": 40, "records": records}))
         self.assertIn("40 record(s) found in res.partner, showing 10", text)
         self.assertEqual(text.count('"id"'), 10)
-        created = observer.observe("odoo_create", ExecutionResult(True, {"created": True, "id": 7, "display_name": "X"}))
+        created = observer.observe("odoo_create",
+                                   ExecutionResult(True, {"created": True, "id": 7, "display_name": "X"}))
         self.assertTrue(created.startswith("Created record: X (ID: 7)"))
-        error = observer.observe("odoo_write", ExecutionResult(False, error="Record does not exist or has been deleted."))
+        error = observer.observe("odoo_write",
+                                 ExecutionResult(False, error="Record does not exist or has been deleted."))
         self.assertIn("Hint:", error)
         long = observer.observe("t", ExecutionResult(True, "x" * 10000))
         self.assertLessEqual(len(long), MAX_CHARS + 120)
