@@ -11,17 +11,20 @@ from ..tools.registry import (
     DESTRUCTIVE_RISKS,
     READ_ONLY_RISKS,
     TOOL_NAME_RE,
+    TOOL_REGISTRY,
     TOOL_TYPES,
     ToolError,
     definitions,
+    failed_modules,
     resolve_handler,
 )
 
 _logger = logging.getLogger(__name__)
 
-# Fields of a tool defined in code that only its definition sets (tools/registry.py).
+# Fields of a tool defined in code that only its definition (tools/registry.py) and the sync set.
 DEFINED_FIELDS = ("name", "description", "tool_type", "handler", "parameter_schema", "risk_level", "is_destructive",
-                  "is_idempotent", "category", "required_module", "model_names")
+                  "is_idempotent", "category", "required_module", "model_names", "definition_missing")
+RISK_RANK = {"low": 0, "medium": 1, "high": 2, "variable": 2}
 
 
 class AgenticAiTool(models.Model):
@@ -59,7 +62,7 @@ class AgenticAiTool(models.Model):
              "(native and generic ORM tools).")
     server_action_id = fields.Many2one("ir.actions.server", ondelete="restrict")
     python_code = fields.Text(
-        groups="base.group_system",  # like server actions' code: Settings administrators only
+        groups="base.group_system", copy=False,  # like server actions' code: Settings administrators only
         help="Evaluated with safe_eval. Available: env, params, Command, UserError. Assign the answer to `result`.")
     parameter_schema = fields.Text(default='{"type": "object", "properties": {}}',
                                    help="JSON Schema of the parameters.")
@@ -95,6 +98,9 @@ class AgenticAiTool(models.Model):
              "Generic ORM tools take the model from their `model` parameter.")
     requires_confirmation = fields.Boolean(help="Always ask the user before running this tool.")
     is_read_only = fields.Boolean(compute="_compute_is_read_only")
+    definition_missing = fields.Boolean(
+        readonly=True, copy=False,
+        help="Archived by an upgrade because the code no longer defines it; it comes back if the definition does.")
 
     def _compute_is_code_defined(self):
         defined = {definition.xml_id for definition in definitions()}
@@ -132,28 +138,59 @@ class AgenticAiTool(models.Model):
             if schema.get("type") != "object":
                 raise ValidationError(self.env._("Tool %s: the parameter schema must describe an object.", tool.name))
 
-    @api.constrains("tool_type", "handler", "server_action_id", "python_code")
+    @api.constrains("tool_type", "handler", "server_action_id", "python_code", "risk_level", "is_destructive")
     def _check_implementation(self):
         for tool in self:
-            if tool.tool_type in TOOL_TYPES:
+            if tool.tool_type in TOOL_TYPES and not tool.definition_missing:
                 try:
                     resolve_handler(tool.handler or "")
                 except ToolError as exc:
                     raise ValidationError(self.env._("Tool %(name)s: %(error)s", name=tool.name, error=exc)) from None
+                definition = TOOL_REGISTRY[tool.handler]
+                # Another record of a registered function is at least as risky as the function's own tool.
+                if RISK_RANK[tool.risk_level] < RISK_RANK[definition.risk_level] or (
+                        definition.destructive and not tool.is_destructive):
+                    raise ValidationError(self.env._(
+                        "Tool %(name)s runs %(function)s, which is a %(risk)s-risk%(destructive)s tool: its risk "
+                        "level cannot be lower.", name=tool.name, function=definition.name,
+                        risk=definition.risk_level, destructive=", destructive" if definition.destructive else ""))
             elif tool.tool_type == "server_action" and not tool.server_action_id:
                 raise ValidationError(self.env._("Tool %s needs a server action.", tool.name))
             elif tool.tool_type == "python_code" and not (tool.sudo().python_code or "").strip():
                 raise ValidationError(self.env._("Tool %s needs Python code.", tool.name))
 
     def write(self, vals):
+        self.check_access("write")
         agents = self.env["agentic.ai.agent"].sudo().search([("tool_ids", "in", self.ids)])
         self.env["agentic.ai.agent"]._check_sudo_agents_editable(agents)
         if not self.env.su and set(DEFINED_FIELDS).intersection(vals) and self.filtered("is_code_defined"):
             raise UserError(self.env._(
-                "%(fields)s of a tool defined in code come from its definition and would be replaced at the next "
-                "upgrade; only its label, sequence, activity and confirmation can be changed.",
+                "A tool defined in code takes %(fields)s from its definition, and the next upgrade would put them "
+                "back; only its label, sequence, activity and confirmation can be changed.",
                 fields=", ".join(sorted(set(DEFINED_FIELDS).intersection(vals)))))
         return super().write(vals)
+
+    @api.ondelete(at_uninstall=False)
+    def _unlink_except_code_defined(self):
+        if not self.env.su and self.filtered("is_code_defined"):
+            raise UserError(self.env._("A tool defined in code cannot be deleted (an upgrade would bring it back): "
+                                       "archive it instead."))
+
+    def copy_data(self, default=None):
+        """A copy gets a free name (``<name>_copy``, ``<name>_copy_2``...) and,
+        for Settings administrators, the Python code."""
+        vals_list = super().copy_data(default=default)
+        if default and "name" in default:
+            return vals_list
+        for tool, vals in zip(self, vals_list, strict=True):
+            if tool.tool_type == "python_code" and self.env.user.has_group("base.group_system"):
+                vals.setdefault("python_code", tool.sudo().python_code)
+            base, number = f"{tool.name[:58]}_copy", 1
+            vals["name"] = base
+            while self.with_context(active_test=False).search_count([("name", "=", vals["name"])]):
+                number += 1
+                vals["name"] = f"{base}_{number}"
+        return vals_list
 
     # ------------------------------------------------------------ definitions
     @api.model
@@ -161,38 +198,61 @@ class AgenticAiTool(models.Model):
         """Create or update the tools that ``module`` defines in code (called
         from its data on install and upgrade). The fields a definition owns
         (``DEFINED_FIELDS``) are written; label, sequence, activity and
-        confirmation keep the administrator's values. A tool of ``module``
-        whose definition is gone is archived, not deleted (its external id
-        is kept, so Odoo does not remove it). Returns the synchronised tools."""
+        confirmation keep the administrator's values. A tool made by hand
+        under a defined tool's name is renamed ``<name>_custom``, so that
+        the name means the defined tool. A tool of ``module`` whose
+        definition is gone is archived, not deleted (its external id is
+        kept, so Odoo does not remove it), unless a tool module of
+        ``module`` failed to import: then nothing is archived. A tool that
+        an upgrade archived comes back with its definition; a new tool of
+        agentic_ai is attached to the default agent. Returns the
+        synchronised tools."""
         Tool = self.sudo().with_context(active_test=False)
         data = self.env["ir.model.data"].sudo()
-        synced, xml_ids = self.browse(), []
+        synced = created = self.browse()
+        xml_ids, defined = [], {d.xml_id for d in definitions(module)}
         for definition in definitions(module):
             problems = definition.problems()
             if problems:
                 _logger.error("Tool %s of %s is not installed: %s", definition.name, module, "; ".join(problems))
                 continue
-            record = Tool.env.ref(definition.xml_id, raise_if_not_found=False)
+            record = (Tool.env.ref(definition.xml_id, raise_if_not_found=False) or Tool.browse()).exists()
+            clash = Tool.search([("name", "=", definition.name), ("id", "not in", record.ids)], limit=1)
+            if clash:
+                renamed = f"{definition.name[:50]}_custom"
+                while Tool.search_count([("name", "=", renamed)]):
+                    renamed += "_"
+                _logger.warning("Tool %s (id %s), made by hand, is renamed %s: %s defines a tool of that name.",
+                                clash.name, clash.id, renamed[:64], module)
+                clash.write({"name": renamed[:64]})
+                clash.flush_recordset(["name"])  # before the defined tool takes the name
             if record:
-                record.write(definition.record_values())
-            elif clash := Tool.search([("name", "=", definition.name)], limit=1):
-                _logger.warning("Tool %s of %s is not installed: a tool of that name (id %s) was created by hand; "
-                                "rename it, then upgrade the module.", definition.name, module, clash.id)
-                continue
+                values = definition.record_values()
+                if record.definition_missing:
+                    values.update(active=True, definition_missing=False)
+                record.write(values)
             else:
                 record = Tool.create({**definition.record_values(), **definition.initial_values()})
+                created |= record
             synced |= record
             xml_ids.append({"xml_id": definition.xml_id, "record": record, "noupdate": False})
-        current = {entry["xml_id"] for entry in xml_ids}
+        broken = failed_modules(module)
         for entry in data.search([("module", "=", module), ("model", "=", self._name), ("name", "=like", "tool\\_%")]):
-            if entry.complete_name not in current:
-                orphan = Tool.browse(entry.res_id).exists()
-                if orphan:
-                    if orphan.active:
-                        _logger.info("Tool %s archived: %s no longer defines it", orphan.name, module)
-                    orphan.active = False
-                    xml_ids.append({"xml_id": entry.complete_name, "record": orphan, "noupdate": False})
+            orphan = Tool.browse(entry.res_id).exists()
+            if not orphan or entry.complete_name in defined:
+                continue
+            if broken:
+                _logger.warning("Tool %s kept as it is: %s could not import %s", orphan.name, module,
+                                ", ".join(broken))
+            elif orphan.active:
+                _logger.info("Tool %s archived: %s no longer defines it", orphan.name, module)
+                orphan.write({"active": False, "definition_missing": True})
+            xml_ids.append({"xml_id": entry.complete_name, "record": orphan, "noupdate": False})
         data._update_xmlids(xml_ids)
+        # A tool an upgrade brings is offered by the default agent (on install its data attaches them all).
+        agent = self.env.ref("agentic_ai.agent_general_assistant", raise_if_not_found=False)
+        if module == "agentic_ai" and agent and created:
+            agent.sudo().write({"tool_ids": [(4, tool.id) for tool in created]})
         return synced
 
     # ----------------------------------------------------------------- schema

@@ -5,7 +5,7 @@ working beside them, and tool modules that fail to import."""
 import inspect
 import json
 
-from odoo.exceptions import UserError
+from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import new_test_user, tagged
 
 from ..tools import registry
@@ -96,15 +96,65 @@ class TestToolDefinitions(AgenticCase):
         self.assertFalse(tool.active)
         self.assertEqual(self.env.ref(definition.xml_id), tool, "its external id is kept, so Odoo does not delete it")
 
-    def test_a_hand_made_tool_of_the_same_name_is_not_taken_over(self):
+    def test_a_hand_made_tool_of_the_same_name_is_renamed_not_taken_over(self):
+        """The model must get the defined tool under its name: the tool made
+        by hand under that name is kept, renamed."""
         hand_made = self.Tool.create({"name": "_scratch_tool", "description": "made by hand",
                                       "tool_type": "python_code", "python_code": "result = 1"})
         definition = self.register_scratch()
         with self.assertLogs("odoo.addons.agentic_ai.models.agent_tool", "WARNING") as logs:
             self.Tool._sync_tool_definitions()
-        self.assertIn("a tool of that name", logs.output[0])
-        self.assertFalse(self.env.ref(definition.xml_id, raise_if_not_found=False))
-        self.assertEqual((hand_made.description, hand_made.tool_type), ("made by hand", "python_code"))
+        self.assertIn("made by hand, is renamed _scratch_tool_custom", logs.output[0])
+        self.assertEqual((hand_made.name, hand_made.description, hand_made.tool_type),
+                         ("_scratch_tool_custom", "made by hand", "python_code"))
+        self.assertEqual(self.env.ref(definition.xml_id).name, "_scratch_tool")
+
+    def test_a_defined_tool_cannot_be_deleted_or_undercut(self):
+        """Deleting a defined tool is refused (archive it); another record of
+        a registered function cannot be less risky than the function's tool."""
+        unlink = self.env.ref("agentic_ai.tool_odoo_unlink").with_user(self.admin)
+        with self.assertRaises(UserError):
+            unlink.unlink()
+        for values in ({"risk_level": "low"}, {"risk_level": "high", "is_destructive": False}):
+            with self.assertRaises(ValidationError, msg=str(values)):
+                self.Tool.with_user(self.admin).create({
+                    "name": "quiet_delete", "description": "x", "tool_type": "orm_crud",
+                    "handler": "agentic_ai.tools.orm_tool.odoo_unlink", **values})
+        self.assertEqual(self.Tool.with_user(self.admin).create({
+            "name": "loud_delete", "description": "x", "tool_type": "orm_crud", "risk_level": "high",
+            "handler": "agentic_ai.tools.orm_tool.odoo_unlink"}).is_destructive, True)
+
+    def test_handlers_are_looked_up_never_imported(self):
+        """A handler is text an administrator types: saving one imports nothing."""
+        import sys
+        self.assertNotIn("odoo.addons.agentic_ai.dev.scripted_llm.__main__", sys.modules)
+        with self.assertRaises(ValidationError):
+            self.Tool.create({"name": "importer", "description": "x", "tool_type": "native",
+                              "handler": "agentic_ai.dev.scripted_llm.__main__.main"})
+        self.assertNotIn("odoo.addons.agentic_ai.dev.scripted_llm.__main__", sys.modules)
+
+    def test_tools_of_an_addon_with_a_broken_module_are_not_archived(self):
+        """An upgrade during which a tool module fails to import keeps that
+        addon's tools as they are; once it imports again, a tool the upgrade
+        had archived comes back, one the administrator archived does not."""
+        definition = self.register_scratch()
+        self.Tool._sync_tool_definitions()
+        tool = self.env.ref(definition.xml_id)
+        registry.TOOL_REGISTRY.pop(definition.handler)
+        registry.IMPORT_FAILURES["agentic_ai.tools.broken"] = "SyntaxError: invalid syntax"
+        self.addCleanup(registry.IMPORT_FAILURES.pop, "agentic_ai.tools.broken", None)
+        with self.assertLogs("odoo.addons.agentic_ai.models.agent_tool", "WARNING"):
+            self.Tool._sync_tool_definitions()
+        self.assertTrue(tool.active, "kept while a module of the addon does not import")
+        registry.IMPORT_FAILURES.pop("agentic_ai.tools.broken")
+        self.Tool._sync_tool_definitions()
+        self.assertEqual((tool.active, tool.definition_missing), (False, True))
+        self.register_scratch()
+        self.Tool._sync_tool_definitions()
+        self.assertEqual((tool.active, tool.definition_missing), (True, False), "back with its definition")
+        tool.action_archive()
+        self.Tool._sync_tool_definitions()
+        self.assertFalse(tool.active, "an administrator's archive stays")
 
     def test_fields_of_a_definition_are_read_only_in_odoo(self):
         tool = self.env.ref("agentic_ai.tool_odoo_search_read").with_user(self.admin)
@@ -148,6 +198,7 @@ class TestToolDefinitions(AgenticCase):
         self.assertEqual(order.state, "sale")
 
     def test_a_tool_module_that_fails_to_import_says_why(self):
+        self.addCleanup(registry.IMPORT_FAILURES.pop, "agentic_ai.tools.no_such_tools", None)
         with self.assertLogs("odoo.addons.agentic_ai.tools.registry", "ERROR") as logs:
             failures = import_tool_modules("odoo.addons.agentic_ai.tools", ["no_such_tools"])
         self.assertEqual(list(failures), ["no_such_tools"])
@@ -157,3 +208,15 @@ class TestToolDefinitions(AgenticCase):
             resolve_handler("agentic_ai.tools.no_such_tools.some_tool")
         self.assertIn("its module agentic_ai.tools.no_such_tools could not be imported: ModuleNotFoundError",
                       str(error.exception))
+
+    def test_copies_get_a_free_name_and_plain_users_no_write_access(self):
+        settings_admin = self.env.ref("base.user_admin")
+        tool = self.Tool.with_user(settings_admin).create({
+            "name": "my_code", "description": "x", "tool_type": "python_code", "python_code": "result = 1"})
+        first, second = tool.copy(), tool.copy()
+        self.assertEqual((first.name, second.name), ("my_code_copy", "my_code_copy_2"))
+        self.assertEqual(first.sudo().python_code, "result = 1")
+        plain = new_test_user(self.env, "defs_plain", groups="base.group_user")
+        with self.assertRaises(AccessError):
+            self.env.ref("agentic_ai.tool_odoo_search_read").with_user(plain).write(
+                {"handler": "agentic_ai.tools.orm_tool.odoo_unlink"})

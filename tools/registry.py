@@ -139,8 +139,8 @@ TOOL_REGISTRY: dict[str, ToolDefinition] = {}
 
 def record_ref(description: str) -> dict:
     """Schema of a parameter naming one record by id or by name (the tools
-    resolve it with ``lookup.find_record``)."""
-    return {"type": ["integer", "string"], "description": description}
+    resolve it with ``lookup.find_record``, names of at most 200 characters)."""
+    return {"type": ["integer", "string"], "maxLength": 200, "description": description}
 
 
 def agent_tool(*, label: str, description: str, parameters: Mapping, risk_level: str, category: str,
@@ -185,35 +185,43 @@ def definitions(module: str | None = None) -> list[ToolDefinition]:
 
 
 def resolve_handler(path: str) -> Callable:
-    """The registered function at ``path``. Imports the path's module first
-    when it is not registered yet (another addon's tools). Raises ToolError
-    naming the path, and why its module could not be imported."""
-    why = ""
-    if path not in TOOL_REGISTRY and "." in path:
-        module = path.rsplit(".", 1)[0]
-        try:
-            importlib.import_module(f"odoo.addons.{module}")
-        except Exception as error:  # noqa: BLE001 - any import failure is reported, not raised
-            why = f" (its module {module} could not be imported: {type(error).__name__}: {error})"
+    """The registered function at ``path``. Nothing is imported here: a
+    record's ``handler`` is text an administrator types, and tools register
+    when Odoo loads their addon. Raises ToolError naming the path, and why
+    its module could not be imported when that is the reason."""
     try:
         return TOOL_REGISTRY[path].function
-    except KeyError:
+    except (KeyError, TypeError):
+        module = path.rsplit(".", 1)[0] if isinstance(path, str) else ""
+        why = f" (its module {module} could not be imported: {IMPORT_FAILURES[module]})" \
+            if module in IMPORT_FAILURES else ""
         raise ToolError(f"no registered tool function at {path!r}{why}") from None
+
+
+# Tool modules that failed to import, by dotted path without ``odoo.addons.``: the reason.
+IMPORT_FAILURES: dict[str, str] = {}
 
 
 def import_tool_modules(package: str, names: list[str]) -> dict[str, str]:
     """Import ``package.<name>`` for each name so that their tools register.
     A module that fails is logged with the reason and skipped: its tools are
-    missing, the others work. Returns ``{module: reason}`` of the failures."""
+    missing, the others work, and the sync archives no tool of that addon
+    (``failed_modules``). Returns ``{module: reason}`` of the failures."""
     failures = {}
     for name in names:
         try:
             importlib.import_module(f"{package}.{name}")
         except Exception as error:
             failures[name] = f"{type(error).__name__}: {error}"
+            IMPORT_FAILURES[f"{package.removeprefix('odoo.addons.')}.{name}"] = failures[name]
             _logger.exception("Tool module %s.%s could not be imported, its tools are unavailable: %s",
                               package, name, failures[name])
     return failures
+
+
+def failed_modules(module: str) -> list[str]:
+    """The tool modules of addon ``module`` that failed to import."""
+    return [path for path in IMPORT_FAILURES if path.split(".", 1)[0] == module]
 
 
 def _parameters(func: Callable) -> dict[str, object]:
