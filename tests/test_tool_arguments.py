@@ -6,6 +6,8 @@ behind."""
 from odoo import Command
 from odoo.tests import tagged
 
+from ..tools.lookup import find_record
+from ..tools.registry import ToolError
 from .common import ToolCase, tool_call
 
 NAN, INF = float("nan"), float("inf")
@@ -207,8 +209,8 @@ class TestToolArguments(ToolCase):
         calls = [
             ("get_customer_history", {"partner": "²"}, "no customer matches '²'"),  # str.isdigit() but not int()
             ("get_customer_history", {"partner": "①"}, "no customer matches '①'"),
-            ("get_customer_history", {"partner": "9" * 5000},  # Python's int digit limit; not echoed back whole
-             "no customer with id or reference " + "9" * 80 + "… (5000 characters) (or you cannot access it)"),
+            ("get_customer_history", {"partner": "9" * 5000},  # Python's int digit limit; not read back whole
+             "partner: '" + "9" * 79 + "… is too long"),
             ("get_customer_history", {"partner": "Azure\x00Interior"}, "partner: text cannot contain NUL characters"),
             ("odoo_search_read", {"model": "res.partner", "offset": 10 ** 20},
              "offset: 100000000000000000000 is greater than the maximum of 2147483647"),
@@ -271,6 +273,10 @@ class TestToolArguments(ToolCase):
             loose = self.execute(name, {**params, "date_from": "2026-3-1", "date_to": "2026-03-01"},
                                  user=self.env.ref("base.user_admin"))
             self.assertIn("date_from must be a date written YYYY-MM-DD, got '2026-3-1'", loose.error, name)
+            if name in ("get_profit_loss", "get_account_balance"):  # date_to defaults to today
+                future = self.execute(name, {**params, "date_from": "2199-01-01"}, user=self.env.ref("base.user_admin"))
+                self.assertIn("is after date_to", future.error)
+                self.assertIn("(not given: the default)", future.error)
             one_day = self.execute(name, {**params, "date_from": "2026-03-01", "date_to": "2026-03-01"},
                                    user=self.env.ref("base.user_admin"))
             self.assertTrue(one_day.success, f"{name}: {one_day.error}")
@@ -290,3 +296,43 @@ class TestToolArguments(ToolCase):
                                                           "source_location": customers.id,
                                                           "destination_location": self.stock.id}, self.accountant)
         self.assertIn(f"{customers.display_name} (id {customers.id}) is not an internal location", moved.error)
+
+    # ------------------------------------ names the adversarial round tried
+    def test_names_are_never_taken_from_inside_a_word_or_past_a_limit(self):
+        admin = self.env.ref("base.user_admin")
+        colleen = self.env["res.partner"].search([("name", "=", "Colleen Diaz")], limit=1)
+        self.assertTrue(colleen, "a contact of the demo data")
+        inside = self.execute("get_customer_history", {"partner": "lee"}, user=admin)
+        self.assertIn(f"'lee' is only a part of a word of {colleen.display_name} (id {colleen.id})", inside.error)
+        self.assertTrue(self.execute("get_customer_history", {"partner": "Colleen"}, user=admin).success)
+        padded = self.execute("get_customer_history", {"partner": f"000{colleen.id}"}, user=admin)
+        self.assertIn(f"no customer with id or reference 000{colleen.id}", padded.error, "leading zeros: not an id")
+        blank = self.execute("get_customer_history", {"partner": "  \t"}, user=admin)
+        self.assertIn("a customer is required", blank.error)
+        self.assertIn("is too long", self.execute("get_customer_history", {"partner": "Azure " * 40}, user=admin).error)
+        self.assertIn("a customer name has at most 200 characters", self._find_error("res.partner", "Azure " * 40))
+        as_float = self.execute("get_customer_history", {"partner": float(colleen.id)}, user=admin)
+        self.assertTrue(as_float.success, as_float.error)
+        surrogate = self.execute("get_customer_history", {"partner": "Azure \ud800"}, user=admin)
+        self.assertIn("partner: text cannot contain lone UTF-16 surrogates", surrogate.error)
+
+    def _find_error(self, model, value, label="customer"):
+        """The message ``find_record`` refuses ``value`` with."""
+        with self.assertRaises(ToolError) as error:
+            find_record(self.env, model, value, label=label)
+        return str(error.exception)
+
+    def test_every_word_counts_and_candidates_are_not_cut_at_a_hundred(self):
+        Product = self.env["product.product"]
+        grade5 = Product.create({"name": "Steel Hex Bolt Zinc Plated Coarse Thread Grade 5 M10", "sale_ok": True})
+        Product.create({"name": "Steel Hex Bolt Zinc Plated Coarse Thread Grade 8 M10", "sale_ok": True})
+        found = self.execute("create_quotation", {"partner": self.customer.id, "lines": [
+            {"product": "M10 Grade 5 Coarse Thread Zinc Plated Steel Hex Bolt", "quantity": 1}]})
+        self.assertTrue(found.success, found.error)
+        self.assertEqual(self.env["sale.order"].browse(found.data["id"]).order_line.product_id, grade5)
+        blue = Product.create({"name": "Pro Set Blue", "default_code": "A000"})
+        Product.create([{"name": f"Prox Setx {n:03d}", "default_code": f"A{n:03d}"} for n in range(1, 151)])
+        red = Product.create({"name": "Pro Set Red"})
+        listed = self._find_error("product.product", "Set Pro", label="product")
+        self.assertIn(f"Pro Set Blue (id {blue.id})", listed)
+        self.assertIn(f"Pro Set Red (id {red.id})", listed)

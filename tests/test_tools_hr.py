@@ -46,7 +46,7 @@ class TestHRTools(ToolCase):
         bad_month = self.execute("get_attendance_summary", {"date_from": "2026-13-01", "date_to": "2026-01-02"},
                                  user=officer)
         self.assertFalse(bad_month.success)
-        self.assertIn("date_from must be a date written YYYY-MM-DD, got '2026-13-01'", bad_month.error)
+        self.assertIn("date_from 2026-13-01 is not a day of the calendar", bad_month.error)
 
     def test_time_off_of_zero_working_days_is_refused(self):
         employee = self.env["hr.employee"].create({"name": "Weekend Worker", "company_id": self.company.id})

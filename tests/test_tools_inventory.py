@@ -85,8 +85,8 @@ class TestInventoryTools(ToolCase):
                                                            "destination_location": self.shelf().id,
                                                            "validate": True}, self.accountant)
         self.assertFalse(result.success, f"a service was transferred ({result.data and result.data['state']})")
-        self.assertIn(f"Service To Move (id {service.id}) is a service: only goods move between locations",
-                      result.error)
+        self.assertIn(f"Service To Move (id {service.id}) is not a good (a service or a combo): only goods move "
+                      "between locations", result.error)
         self.assertEqual(self.count("stock.picking"), before)
 
     def test_location_outside_the_warehouse_is_refused(self):

@@ -107,7 +107,7 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
                              "location_id": source.id, "location_dest_id": destination.id})
              for _index, _line, product, quantity, uom
              in product_lines(env, lines, [("type", "=", "consu")], vendor_units=True,
-                              outside="is a service: only goods move between locations")]
+                              outside="is not a good (a service or a combo): only goods move between locations")]
     picking = env["stock.picking"].create({"picking_type_id": picking_type.id, "location_id": source.id,
                                            "location_dest_id": destination.id, "move_ids": moves})
     picking.action_confirm()

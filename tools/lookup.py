@@ -17,8 +17,10 @@ import re
 from .registry import ToolError
 
 MAX_LISTED = 5
-MAX_WORDS = 8  # words of a name used for the word-by-word match
-MAX_CANDIDATES = 100  # records read to compare words with
+MAX_NAME = 200  # characters of a name; longer ones are refused (each costs a scan of the table)
+MAX_WORDS = 8  # longest words of a name the database narrows the candidates with; all words are compared
+MAX_CANDIDATES = 1000  # records read, at most, to compare words with
+CANDIDATE_PAGE = 200
 WORD_RE = re.compile(r"\w+")
 
 # Parts of a model's shown name that its name search does not cover, so that
@@ -70,14 +72,18 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
             raise
         try:
             record = _find(model, [], value, label)
-        except ToolError:
+        except NoMatch:
             raise error from None
+        except ToolError:  # several records, all left out
+            raise ToolError(f"{_shown(value)} names several {label} records, and they {outside}") from None
         raise ToolError(f"{record.display_name} (id {record.id}) {outside}") from None
 
 
 def _find(model, domain, value, label: str):
     """``find_record`` within ``domain``; raises NoMatch when nothing matches."""
-    if isinstance(value, bool) or value in (None, ""):
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON Schema counts 12.0 as an integer
+    if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
         raise ToolError(f"a {label} is required (an id or a name)")
     if isinstance(value, int):
         record = model.search(domain + [("id", "=", value)], limit=1)
@@ -87,6 +93,8 @@ def _find(model, domain, value, label: str):
     if not isinstance(value, str):
         raise ToolError(f"a {label} must be given as an id or a name, got {_shown(value)}")
     name = value.strip()
+    if len(name) > MAX_NAME:
+        raise ToolError(f"a {label} name has at most {MAX_NAME} characters, got {len(name)}: {_shown(name)}")
     if name.isascii() and name.isdigit():
         return _by_id_or_reference(model, domain, name, label)
     pattern = escape_like(name)  # a name is text, never a LIKE pattern
@@ -94,8 +102,11 @@ def _find(model, domain, value, label: str):
     if len(exact) == 1:
         return exact
     matches = exact or model.search(domain + [("display_name", "ilike", pattern)], limit=MAX_LISTED + 1)
+    if len(matches) == 1 and not exact and _inside_a_word(name, matches):
+        raise ToolError(f"{_shown(name)} is only a part of a word of {matches.display_name} (id {matches.id}); "
+                        f"call again with its id if it is the {label} meant, or with its name.")
     if not matches:
-        matches = _by_words(model, domain, _words(name))
+        matches = _by_words(model, domain, name)
     if len(matches) == 1:
         return matches
     if matches:
@@ -134,9 +145,11 @@ def find_record_among(env, model_names: list[str], value, label: str):
 
 
 def _by_id_or_reference(model, domain, digits: str, label: str):
-    """A record named by digits: its id, or a name or reference made of those
-    digits (an invoice reference, a product code); several are listed."""
-    by_id = model.search(domain + [("id", "=", int(digits))], limit=1) if len(digits) < 10 else model
+    """A record named by digits: its id (written without leading zeros), or
+    a name or reference made of those digits (an invoice reference, a
+    product code); several are listed."""
+    is_id = len(digits) < 10 and digits == str(int(digits))
+    by_id = model.search(domain + [("id", "=", int(digits))], limit=1) if is_id else model
     by_name = model.search(domain + [("display_name", "=ilike", escape_like(digits))], limit=MAX_LISTED)
     candidates = by_id | by_name
     if len(candidates) == 1:
@@ -153,14 +166,33 @@ def _words(name: str) -> list[str]:
     return words[:MAX_WORDS]
 
 
-def _by_words(model, domain, words: list[str]):
-    """Records whose shown name has every one of ``words`` as a whole word,
-    in any order (at most MAX_LISTED + 1)."""
+def _by_words(model, domain, name: str):
+    """Records whose shown name has every word of ``name`` as a whole word,
+    in any order (at most MAX_LISTED + 1). The database narrows the
+    candidates with the longest words (as parts of the name); the words are
+    then compared whole, page by page, up to MAX_CANDIDATES candidates."""
+    words = _words(name)
     if not words:
         return model
-    candidates = model.search(domain + _all_words_domain(model, words), limit=MAX_CANDIDATES)
-    wanted = set(words)
-    return candidates.filtered(lambda r: wanted <= set(WORD_RE.findall(r.display_name.lower())))[:MAX_LISTED + 1]
+    wanted, found = set(WORD_RE.findall(name.lower())), model.browse()
+    narrow = domain + _all_words_domain(model, words)
+    for offset in range(0, MAX_CANDIDATES, CANDIDATE_PAGE):
+        page = model.search(narrow, limit=CANDIDATE_PAGE, offset=offset, order="id")
+        found |= page.filtered(lambda r: wanted <= set(WORD_RE.findall(r.display_name.lower())))
+        if len(found) > MAX_LISTED or len(page) < CANDIDATE_PAGE:
+            break
+    return found[:MAX_LISTED + 1]
+
+
+def _inside_a_word(name: str, record) -> bool:
+    """``name`` is found in ``record``'s shown name only inside a word ("lee"
+    in "Colleen"), not at the start of its words ("Azure Interi"). A record
+    matched through a field it does not show (an e-mail, a reference) is not."""
+    shown, words = record.display_name.lower(), WORD_RE.findall(name.lower())
+    if not all(word in shown for word in words):
+        return False
+    parts = WORD_RE.findall(shown)
+    return not all(any(part.startswith(word) for part in parts) for word in words)
 
 
 def _word_domain(model, word: str) -> list:

@@ -66,12 +66,12 @@ def percentage(value, what: str = "discount") -> float:
 def parse_date(value, what: str) -> date:
     """``value`` written YYYY-MM-DD as a date between MIN_DATE and MAX_DATE.
     Raises ToolError naming ``what``."""
-    try:
-        day = date.fromisoformat(value) if isinstance(value, str) and DATE_RE.match(value.strip()) else None
-    except ValueError:
-        day = None
-    if not day:
+    if not (isinstance(value, str) and DATE_RE.match(value.strip())):
         raise ToolError(f"{what} must be a date written YYYY-MM-DD, got {value!r}")
+    try:
+        day = date.fromisoformat(value.strip())
+    except ValueError:
+        raise ToolError(f"{what} {value} is not a day of the calendar") from None
     if not MIN_DATE <= day <= MAX_DATE:
         raise ToolError(f"{what} {value} is outside the dates this tool accepts ({MIN_DATE} to {MAX_DATE})")
     return day
@@ -91,7 +91,8 @@ def parse_period(date_from, date_to, *, default_from: date | None = None, defaul
         return default
     start, end = read(date_from, "date_from", default_from), read(date_to, "date_to", default_to)
     if start and end and start > end:
-        raise ToolError(f"date_from {start} is after date_to {end}")
+        given = "" if date_to not in (None, "") else " (not given: the default)"
+        raise ToolError(f"date_from {start} is after date_to {end}{given}")
     return start, end
 
 
