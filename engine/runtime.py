@@ -105,11 +105,17 @@ class AgentRuntime:
         """Continue a paused run: execute the pending call when approved, else
         give the model ``[CONFIRMATION_REJECTED]`` and let it reason on."""
         self._lock_thread()
+        self.transcript = Transcript(self.thread)
         try:
             request = ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
-        except ValueError:
-            raise UserError(self.env._("The pending confirmation of this conversation is unreadable.")) from None
-        self.transcript = Transcript(self.thread)
+        except (ValueError, RecursionError):
+            # Nothing can be approved: say so and free the conversation rather than leave it waiting.
+            reply = self.env._("The call waiting for your confirmation could not be read, so nothing was run. "
+                               "Please ask again.")
+            self.thread._set_runtime_state(pending_confirmation=False)
+            self.transcript.add_assistant(reply)
+            self.audit.record("error", success=False, error_message="unreadable pending confirmation")
+            return self._end_turn("error", reply, error="unreadable pending confirmation")
         self.transcript.add_confirmation_response(request, approved, reason)
         self.thread._set_runtime_state(state="executing", pending_confirmation=False)
         name, call_id = request.tool, request.tool_call_id

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -14,6 +15,8 @@ import jsonschema
 from ..tools.registry import READ_ONLY_RISKS, TOOL_TYPES, ToolError, resolve_handler
 
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
+MAX_DEPTH = 50  # levels of nested arrays and objects in arguments; deeper ones are refused before validation
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -91,14 +94,19 @@ class ToolSpec:
         infinite numbers, NUL characters); empty when valid."""
         if not isinstance(params, dict):
             return ["arguments must be a JSON object"]
+        if _depth(params) > MAX_DEPTH:
+            return [f"arguments are nested deeper than {MAX_DEPTH} levels"]
         errors = []
         for error in sorted(self.validator.iter_errors(params), key=lambda e: list(e.absolute_path)):
             where = ".".join(str(p) for p in error.absolute_path)
+            message = error.message
+            if len(repr(error.instance)) > 80:  # the model's own long value, not read back whole
+                message = message.replace(repr(error.instance), f"{repr(error.instance)[:80]}…")
             if error.validator == "required":
-                errors.append(error.message.replace("is a required property", "is a required parameter")
+                errors.append(message.replace("is a required property", "is a required parameter")
                               + (f" (in {where})" if where else ""))
             else:
-                errors.append(f"{where or 'arguments'}: {error.message}")
+                errors.append(f"{where or 'arguments'}: {message}")
         errors += [f"{where}: {problem}" for where, problem in _unstorable(params)]
         return errors
 
@@ -119,6 +127,25 @@ def _unstorable(value, where="arguments"):
         return [(where, f"numbers must be finite, got {value}")]
     if isinstance(value, str) and "\x00" in value:
         return [(where, "text cannot contain NUL characters")]
+    if isinstance(value, str) and _SURROGATE_RE.search(value):
+        return [(where, "text cannot contain lone UTF-16 surrogates (invalid characters)")]
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     return [found for key, item in items
             for found in _unstorable(item, f"{key}" if where == "arguments" else f"{where}.{key}")]
+
+
+def _depth(value) -> int:
+    """How deeply ``value``'s lists and dicts nest (walked without recursion:
+    a model can send thousands of levels)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in item)
+    return deepest

@@ -125,9 +125,10 @@ class Transcript:
                 changes.update(id=call_id, id_generated=True)
             self.call_ids.add(call_id)
             if not TOOL_NAME_RE.match(call.name or ""):
-                # Stored (and replayed) under a name providers accept; the
-                # observation quotes what the model sent.
+                # Stored (and replayed) under a name providers accept and no
+                # tool has; the observation quotes what the model sent.
+                safe = re.sub(r"[^a-zA-Z0-9_-]", "_", call.name or "")
                 changes.update(parse_error=call.parse_error or f"invalid tool name {call.name!r}",
-                               name=re.sub(r"[^a-zA-Z0-9_-]", "_", call.name or "")[:64] or "unnamed_tool")
+                               name=f"invalid_{safe}"[:64] if safe else "unnamed_tool")
             normalized.append(dataclasses.replace(call, **changes) if changes else call)
         return normalized

@@ -77,16 +77,33 @@ class ToolCall:
     provider_data: dict = field(default_factory=dict)  # opaque, sent back with the call (Gemini thoughtSignature)
 
 
+MAX_TOKEN_COUNT = 2**31 - 1  # what a token count column holds (PostgreSQL integer)
+
+
+def _bounded_counts(value) -> None:
+    """Keep ``value``'s token counts within 0..MAX_TOKEN_COUNT: a provider may
+    report any number, and one that cannot be stored would lose the run."""
+    for name in ("input_tokens", "output_tokens"):
+        count = getattr(value, name)
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_TOKEN_COUNT:
+            bounded = min(max(count, 0), MAX_TOKEN_COUNT) if isinstance(count, int) else 0
+            object.__setattr__(value, name, int(bounded))
+
+
 @dataclass(frozen=True)
 class LLMResponse:
     """A complete (non-streamed) model answer. Token counts come from the
-    provider's ``usage`` when it sends one, else from ``count_tokens``."""
+    provider's ``usage`` when it sends one, else from ``count_tokens``;
+    they are kept within 0..MAX_TOKEN_COUNT."""
     content: str | None
     tool_calls: list[ToolCall]
     input_tokens: int
     output_tokens: int
     model: str
     finish_reason: str
+
+    def __post_init__(self):
+        _bounded_counts(self)
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,9 @@ class LLMStreamChunk:
     input_tokens: int = 0
     output_tokens: int = 0
     model: str = ""
+
+    def __post_init__(self):
+        _bounded_counts(self)
 
 
 class LLMError(Exception):

@@ -1,5 +1,6 @@
 import json
 import logging
+import reprlib
 from datetime import timedelta
 
 from odoo import api, fields, models
@@ -14,9 +15,20 @@ MAX_DATA_CHARS = 20000  # per JSON column: enough to audit, bounded for storage
 
 
 def _as_json(value):
-    if value in (None, False, ""):
+    """``value`` as storable text for a JSON column: a string as it is, else
+    JSON (anything JSON cannot write, such as records, dates, non-text keys
+    or cycles, written as its ``repr`` so the row is never lost); None and
+    "" give an empty column. Cut to MAX_DATA_CHARS."""
+    if value is None or (isinstance(value, str) and not value):
         return False
-    text = clean_text(value) if isinstance(value, str) else json.dumps(value, default=str)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, default=str)
+        except (TypeError, ValueError, RecursionError):
+            text = json.dumps({"not_json": reprlib.repr(value)})
+    text = clean_text(text)
     if len(text) <= MAX_DATA_CHARS:
         return text
     return text[:MAX_DATA_CHARS] + f"… [{len(text) - MAX_DATA_CHARS} characters cut]"

@@ -301,7 +301,7 @@ class TestAgentRuntime(AgenticCase):
         thread, _result = self.run_agent("x")
         calls = thread.message_ids.filtered(lambda m: m.role == "tool_call")
         self.assertEqual(len(set(calls.mapped("tool_call_id"))), 3)
-        self.assertEqual(calls.mapped("tool_name"), ["unnamed_tool", "bad_name_", "odoo_search_read"])
+        self.assertEqual(calls.mapped("tool_name"), ["unnamed_tool", "invalid_bad_name_", "odoo_search_read"])
         replayed = self.scenario.chat_requests()[-1]["messages"][2]["tool_calls"]
         self.assertEqual(len({c["id"] for c in replayed}), 3)
 
@@ -407,3 +407,33 @@ class TestAgentRuntime(AgenticCase):
         self.agent.run(thread.id, "look then delete")
         rows = self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread.id)], order="id")
         self.assertEqual(rows.mapped("action_type"), ["llm_call", "tool_execution", "confirmation_request"])
+
+    # ------------------------------------------------ hostile answers (issue 8 round)
+    def test_deeply_nested_arguments_are_refused_and_the_run_goes_on(self):
+        nested = []
+        for _ in range(500):
+            nested = [nested]
+        self.script(tool_call("odoo_search_read", {"model": "res.partner", "domain": nested}), {"content": "ok"})
+        thread = self.new_thread()
+        result = self.agent.run(thread.id, "deep")
+        self.assertEqual((result.state, result.reply), ("completed", "ok"))
+        self.assertIn("arguments are nested deeper than 50 levels",
+                      thread.message_ids.filtered(lambda m: m.role == "tool_result").content)
+
+    def test_token_counts_a_provider_exaggerates_are_kept_storable(self):
+        self.script({"content": "big", "usage": {"prompt_tokens": 2**31, "completion_tokens": 10**12}})
+        thread = self.new_thread()
+        result = self.agent.run(thread.id, "hi")
+        self.assertEqual((result.state, result.input_tokens, result.output_tokens), ("completed", 2**31 - 1, 2**31 - 1))
+        self.assertEqual(thread.message_ids[-1].input_tokens, 2**31 - 1)
+
+    def test_unreadable_pending_confirmation_frees_the_thread(self):
+        thread, partner = self.pending_deletion("Unreadable", user=self.plain)
+        thread._set_runtime_state(pending_confirmation="{not json")
+        result = thread.with_user(self.plain).handle_confirmation(True)
+        self.assertEqual(result.state, "error")
+        self.assertIn("could not be read, so nothing was run", result.reply)
+        self.assertTrue(partner.exists())
+        self.assertFalse(thread.pending_confirmation)
+        self.script({"content": "free again"})
+        self.assertEqual(self.agent.with_user(self.plain).run(thread.id, "hello").reply, "free again")

@@ -359,3 +359,21 @@ class TestToolExecution(ToolCase):
         long = observer.observe("t", ExecutionResult(True, "x" * 10000))
         self.assertLessEqual(len(long), MAX_CHARS + 120)
         self.assertIn("6000 more characters cut", long)
+
+    def test_results_json_cannot_write_are_still_audited(self):
+        """A Python tool returns a cycle and tuple keys: the call fails or
+        succeeds as the executor decides, and its audit row is written."""
+        tool = self.Tool.create({"name": "odd_result", "description": "x", "tool_type": "python_code",
+                                 "risk_level": "low", "python_code": "a = []\na.append(a)\nresult = {(1, 2): a}"})
+        self.agent.tool_ids = [(4, tool.id)]
+        result = self.execute("odd_result", {})
+        self.assertTrue(result.success, result.error)
+        log = self.env["agentic.ai.execution.log"].search([("tool_name", "=", "odd_result")])
+        self.assertEqual(len(log), 1)
+        self.assertIn("not_json", log.output_data)
+        zero = self.Tool.create({"name": "zero_result", "description": "x", "tool_type": "python_code",
+                                 "risk_level": "low", "python_code": "result = 0"})
+        self.agent.tool_ids = [(4, zero.id)]
+        self.execute("zero_result", {})
+        self.assertEqual(self.env["agentic.ai.execution.log"].search([("tool_name", "=", "zero_result")]).output_data,
+                         "0", "a result of 0 is a result")
