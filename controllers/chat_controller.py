@@ -95,7 +95,7 @@ class AgenticAiChatController(http.Controller):
     def thread_list(self, limit=50, offset=0):
         """The user's threads, newest first."""
         threads = request.env["agentic.ai.thread"].search(
-            [("user_id", "=", request.env.uid)], limit=min(self._int_param("limit", limit), 200),
+            [("user_id", "=", request.env.uid)], limit=min(max(self._int_param("limit", limit), 1), 200),
             offset=self._int_param("offset", offset or 0))
         return [_thread_dict(t) for t in threads]
 
@@ -104,7 +104,7 @@ class AgenticAiChatController(http.Controller):
         """Messages of a thread after ``after_id``, oldest first."""
         thread = self._get_thread(thread_id)
         after_id = self._int_param("after_id", after_id or 0)
-        limit = min(self._int_param("limit", limit), 500)
+        limit = min(max(self._int_param("limit", limit), 1), 500)  # 0 would mean no limit to Odoo
         return {"thread": _thread_dict(thread), "messages": _messages(thread, after_id, limit)}
 
     @http.route("/agentic_ai/chat/send", type="jsonrpc", auth="user", methods=["POST"])

@@ -176,6 +176,9 @@ class TestChatController(AgenticSetupMixin, HttpCase):
             error = response.json().get("error", {}).get("data", {})
             self.assertEqual(error.get("name"), "odoo.exceptions.UserError", f"{route} {params}: {error}")
             self.assertIn(needle, error.get("message", ""), f"{route} {params}: {error}")
+        # 0 would be "no limit" to Odoo: it reads one row.
+        self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
+        self.assertEqual(len(self.make_jsonrpc_request("/agentic_ai/thread/list", {"limit": 0})), 1)
 
     def test_transcript_cannot_be_written_over_rpc(self):
         self.authenticate("demo", "demo")
