@@ -24,7 +24,7 @@ from odoo.addons.agentic_ai.engine.executor import Executor
 from odoo.addons.agentic_ai.engine.run_context import build_run_context
 from odoo.addons.agentic_ai.tools.orm_tool import odoo_search_read
 
-env = env
+env = env  # provided by odoo-bin shell
 ROUNDS, CALLS = 21, 50
 PARAMS = {"model": "res.partner", "domain": [["is_company", "=", True]], "limit": 10}
 

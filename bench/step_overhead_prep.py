@@ -7,7 +7,7 @@ commits."""
 import json
 import os
 
-env = env
+env = env  # provided by odoo-bin shell
 sizes = [int(n) for n in os.environ["BENCH_HISTORY"].split(",")]
 steps = int(os.environ["BENCH_STEPS"])
 repeats = int(os.environ["BENCH_REPEATS"])

@@ -9,7 +9,7 @@ admin logs in with admin/admin.
 """
 import os
 
-env = env
+env = env  # provided by odoo-bin shell
 Provider = env["agentic.ai.llm.provider"].with_context(active_test=False)
 
 if os.environ.get("OPENAI_API_KEY"):

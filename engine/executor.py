@@ -105,7 +105,7 @@ class Executor:
             result = ExecutionResult(True, data=data)
         except EXPECTED_ERRORS as exc:
             result = ExecutionResult(False, error=self._describe(exc, spec))
-        except Exception as exc:
+        except Exception as exc:  # a tool bug must not end the run; it is logged with its traceback
             _logger.exception("Tool %s failed unexpectedly", tool_name)
             result = ExecutionResult(False, error=self._describe(exc, spec))
         return self._record(tool_name, params, touched, started, result, tool_call_id)

@@ -150,7 +150,7 @@ def _guarded(method):
                 yield from method(self, *args, **kwargs)
             except LLMError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # the contract: LLMError only
                 raise convert(exc) from exc
         return generator
 
@@ -160,7 +160,7 @@ def _guarded(method):
             return method(self, *args, **kwargs)
         except LLMError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # the contract: LLMError only
             raise convert(exc) from exc
     return wrapper
 

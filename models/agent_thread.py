@@ -257,7 +257,7 @@ class AgenticAiThread(models.Model):
             try:
                 with self.env.cr.savepoint():
                     as_user.agent_id.run(thread.id, message)
-            except Exception as exc:
+            except Exception as exc:  # one failing conversation must not block the queue
                 _logger.exception("Queued message of conversation %s failed", thread.id)
                 thread._add_message("assistant", self.env._("Your request could not be processed: %s", exc))
                 thread._set_runtime_state(state="error", last_error=str(exc)[:2000])

@@ -138,10 +138,13 @@ class AgenticAiTool(models.Model):
             if schema.get("type") != "object":
                 raise ValidationError(self.env._("Tool %s: the parameter schema must describe an object.", tool.name))
 
-    @api.constrains("tool_type", "handler", "server_action_id", "python_code", "risk_level", "is_destructive")
+    @api.constrains("tool_type", "handler", "server_action_id", "python_code", "risk_level", "is_destructive",
+                    "active", "definition_missing")
     def _check_implementation(self):
         for tool in self:
-            if tool.tool_type in TOOL_TYPES and not tool.definition_missing:
+            if tool.tool_type in TOOL_TYPES:
+                if tool.definition_missing and not tool.active:
+                    continue  # archived by an upgrade: its function is gone
                 try:
                     resolve_handler(tool.handler or "")
                 except ToolError as exc:
@@ -159,8 +162,16 @@ class AgenticAiTool(models.Model):
             elif tool.tool_type == "python_code" and not (tool.sudo().python_code or "").strip():
                 raise ValidationError(self.env._("Tool %s needs Python code.", tool.name))
 
+    @api.model_create_multi
+    def create(self, vals_list):
+        if not self.env.su and any("definition_missing" in vals for vals in vals_list):
+            raise UserError(self.env._("Only an upgrade marks a tool whose definition is gone."))
+        return super().create(vals_list)
+
     def write(self, vals):
         self.check_access("write")
+        if not self.env.su and "definition_missing" in vals:
+            raise UserError(self.env._("Only an upgrade marks a tool whose definition is gone."))
         agents = self.env["agentic.ai.agent"].sudo().search([("tool_ids", "in", self.ids)])
         self.env["agentic.ai.agent"]._check_sudo_agents_editable(agents)
         if not self.env.su and set(DEFINED_FIELDS).intersection(vals) and self.filtered("is_code_defined"):

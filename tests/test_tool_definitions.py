@@ -120,9 +120,16 @@ class TestToolDefinitions(AgenticCase):
                 self.Tool.with_user(self.admin).create({
                     "name": "quiet_delete", "description": "x", "tool_type": "orm_crud",
                     "handler": "agentic_ai.tools.orm_tool.odoo_unlink", **values})
-        self.assertEqual(self.Tool.with_user(self.admin).create({
+        loud = self.Tool.with_user(self.admin).create({
             "name": "loud_delete", "description": "x", "tool_type": "orm_crud", "risk_level": "high",
-            "handler": "agentic_ai.tools.orm_tool.odoo_unlink"}).is_destructive, True)
+            "handler": "agentic_ai.tools.orm_tool.odoo_unlink"})
+        self.assertTrue(loud.is_destructive)
+        with self.assertRaises(UserError):  # the upgrade's mark cannot be borrowed to skip the checks
+            self.Tool.with_user(self.admin).create({
+                "name": "marked_delete", "description": "x", "tool_type": "orm_crud", "risk_level": "low",
+                "handler": "agentic_ai.tools.orm_tool.odoo_unlink", "definition_missing": True})
+        with self.assertRaises(UserError):
+            loud.write({"definition_missing": True})
 
     def test_handlers_are_looked_up_never_imported(self):
         """A handler is text an administrator types: saving one imports nothing."""

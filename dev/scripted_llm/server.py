@@ -52,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *_args):  # keep test output clean
         pass
 
-    def do_POST(self):
+    def do_POST(self):  # the name http.server calls
         started = time.monotonic()
         try:
             return self._handle_post()
