@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ..llm import LLMError, ProviderConfig, get_adapter
+from ..llm import LLMError, get_adapter
 from .tool_spec import ToolSpec
 
 
@@ -19,7 +19,6 @@ class ProviderSpec:
     id: int
     name: str
     model: str
-    config: ProviderConfig = field(repr=False)
     cost_per_input_token: float
     cost_per_output_token: float
     adapter: object = field(default=None, repr=False, compare=False)
@@ -35,8 +34,6 @@ class RunContext:
     the user tool calls run as (the requesting user, or the agent's *Run As
     User*); ``company_ids`` the companies of the request."""
     agent_id: int
-    agent_name: str
-    execution_mode: str
     require_confirmation: str
     max_iterations: int
     max_tokens_per_run: int
@@ -65,8 +62,6 @@ def build_run_context(agent, thread) -> RunContext:
     available, unavailable = compile_tools(agent.tool_ids, exec_env)
     return RunContext(
         agent_id=agent.id,
-        agent_name=agent.name,
-        execution_mode=agent.execution_mode,
         require_confirmation=agent.require_confirmation,
         max_iterations=agent.max_iterations,
         max_tokens_per_run=agent.max_tokens_per_run,
@@ -121,6 +116,6 @@ def _provider(provider) -> ProviderSpec:
         adapter = get_adapter(config)
     except LLMError as error:
         problem = str(error)
-    return ProviderSpec(id=provider.id, name=provider.name, model=provider.default_model, config=config,
+    return ProviderSpec(id=provider.id, name=provider.name, model=provider.default_model,
                         cost_per_input_token=provider.cost_per_input_token,
                         cost_per_output_token=provider.cost_per_output_token, adapter=adapter, problem=problem)

@@ -26,7 +26,6 @@ class ToolSpec:
     action's model included); ``function`` the registered Python function
     of native and generic ORM tools (None for the others, or when it could
     not be found: ``problem`` then says why)."""
-    id: int
     name: str
     label: str
     description: str
@@ -59,14 +58,14 @@ class ToolSpec:
             except ToolError as error:
                 problem = str(error)
         privileged = tool.sudo()
-        model_names = tuple(name.strip() for name in (tool.model_names or "").split(",") if name.strip())
+        model_names = split_names(tool.model_names)
         if tool.tool_type == "server_action" and privileged.server_action_id:
             model_names += (privileged.server_action_id.model_id.model,)
         return cls(
-            id=tool.id, name=tool.name, label=tool.label or tool.name, description=tool.description or "",
+            name=tool.name, label=tool.label or tool.name, description=tool.description or "",
             tool_type=tool.tool_type, risk_level=tool.risk_level, is_destructive=tool.is_destructive,
             requires_confirmation=tool.requires_confirmation, schema=schema, model_names=model_names,
-            required_modules=tuple(name.strip() for name in (tool.required_module or "").split(",") if name.strip()),
+            required_modules=split_names(tool.required_module),
             server_action_id=privileged.server_action_id.id or 0,
             python_code=(privileged.python_code or "") if tool.tool_type == "python_code" else "",
             function=function, problem=problem, validator=jsonschema.Draft202012Validator(schema),
@@ -116,6 +115,12 @@ class ToolSpec:
         properties = self.schema.get("properties", {})
         return {key: value.strip() if isinstance(value, str) else value
                 for key, value in params.items() if key in properties}
+
+
+def split_names(text) -> tuple[str, ...]:
+    """The names of a comma-separated field (``required_module``,
+    ``model_names``), blanks dropped."""
+    return tuple(name.strip() for name in (text or "").split(",") if name.strip())
 
 
 def _unstorable(value, where="arguments"):

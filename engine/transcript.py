@@ -48,14 +48,6 @@ class MessageFolder:
                                   "content": row.content})
 
 
-def llm_messages(rows) -> list[dict]:
-    """The neutral LLM messages of transcript ``rows`` (in id order)."""
-    folder = MessageFolder()
-    for row in rows:
-        folder.add(row)
-    return folder.messages
-
-
 class Transcript:
     """One turn's view of ``thread``'s transcript: ``messages`` for the LLM,
     the ids of the rows this turn added, and the tool-call ids in use."""
@@ -67,7 +59,9 @@ class Transcript:
         rows.fetch(ROW_FIELDS)
         for row in rows:
             self._folder.add(row)
-        self.call_ids = {row.tool_call_id for row in rows if row.role == "tool_call"}
+        # The call rows by id, so that a result marks its call without a query.
+        self.call_rows = {row.tool_call_id: row for row in rows if row.role == "tool_call"}
+        self.call_ids = set(self.call_rows)
         self.new_ids: list[int] = []
 
     @property
@@ -94,12 +88,13 @@ class Transcript:
     def add_tool_calls(self, calls: list[ToolCall], content: str = "") -> None:
         """The calls of one model answer, ``content`` the text sent with them."""
         for index, call in enumerate(calls):
-            self._added(self.thread.add_tool_call(call, content=content if index == 0 else ""))
+            row = self.thread.add_tool_call(call, content=content if index == 0 else "")
+            self.call_rows[call.id] = self._added(row)
 
     def add_tool_result(self, call_id: str, tool_name: str, text: str, *, success: bool, data=None,
                         status: str | None = None):
         return self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
-                                                       status=status))
+                                                       status=status, call=self.call_rows.get(call_id)))
 
     def add_confirmation_request(self, request: ConfirmationRequest):
         return self._added(self.thread.request_confirmation(request))

@@ -7,7 +7,7 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 from ..engine.confirmation import ConfirmationRequest
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
-from ..engine.transcript import llm_messages
+from ..engine.transcript import Transcript
 
 _logger = logging.getLogger(__name__)
 
@@ -142,14 +142,16 @@ class AgenticAiThread(models.Model):
         )
 
     @api.private
-    def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None, status=None):
+    def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None, status=None, call=None):
         """Append a tool's observation and mark its call with ``status``:
-        done, error (by default from ``success``) or rejected."""
+        done, error (by default from ``success``) or rejected. ``call`` is the
+        call's row when the caller has it (else it is looked up)."""
         self.ensure_one()
         status = status or ("done" if success else "error")
-        call = self.env["agentic.ai.thread.message"].sudo().search(
-            [("thread_id", "=", self.id), ("tool_call_id", "=", tool_call_id), ("role", "=", "tool_call")])
-        call.write({"tool_status": status})
+        if call is None:
+            call = self.env["agentic.ai.thread.message"].sudo().search(
+                [("thread_id", "=", self.id), ("tool_call_id", "=", tool_call_id), ("role", "=", "tool_call")])
+        call.sudo().write({"tool_status": status})
         return self._add_message(
             "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
             tool_result_data=json.dumps(data, default=str)[:100000] if data is not None else False,
@@ -160,8 +162,7 @@ class AgenticAiThread(models.Model):
         """The transcript as neutral LLM messages (see ``llm/base.py`` and
         ``engine/transcript.py``), the system prompt first when given."""
         self.ensure_one()
-        system = [{"role": "system", "content": system_message}] if system_message else []
-        return system + llm_messages(self.message_ids.sorted("id"))
+        return Transcript(self).for_llm(system_message)
 
     # ------------------------------------------------------------- form actions
     def action_send_message(self):

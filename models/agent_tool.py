@@ -6,7 +6,7 @@ import jsonschema
 from odoo import api, fields, models
 from odoo.exceptions import UserError, ValidationError
 
-from ..engine.tool_spec import ToolSpec
+from ..engine.tool_spec import ToolSpec, split_names
 from ..tools.registry import (
     DESTRUCTIVE_RISKS,
     READ_ONLY_RISKS,
@@ -287,4 +287,4 @@ class AgenticAiTool(models.Model):
     def _get_required_modules(self):
         """The technical names in ``required_module`` (any one suffices)."""
         self.ensure_one()
-        return [name.strip() for name in (self.required_module or "").split(",") if name.strip()]
+        return list(split_names(self.required_module))
