@@ -7,17 +7,19 @@ from .tool_spec import ToolSpec
 
 
 def touched_models(env, spec: ToolSpec, params: dict) -> tuple[str, ...]:
-    """The generic tools' ``model`` parameter, else the tool's declared
-    models; then the comodels of the relational fields in ``values``, at
-    every depth of create/update commands (a write can change lines through
-    them). First the main model."""
+    """The ``model`` parameter (generic tools, or any tool that declares
+    one), the comodels of the relational fields in its ``values`` at every
+    depth of create/update commands (a write can change lines through
+    them), and always the tool's declared models (a server action's own
+    model included): a ``model`` argument adds to them, never replaces
+    them. First the main model."""
     model_name = params.get("model")
     if not isinstance(model_name, str):
         return spec.model_names
     names = [model_name]
     if model_name in env:
         names += sorted(_written_comodels(env[model_name], params.get("values")))
-    return tuple(names)
+    return tuple(dict.fromkeys([*names, *spec.model_names]))
 
 
 def _written_comodels(model, values) -> set[str]:

@@ -242,6 +242,23 @@ class TestSecurity(AgenticCase):
         self.assertIn("the agent's own data", self.observations(thread)[0])
         self.assertEqual(thread.name, "test", "the server action did not run")
 
+    def test_a_model_argument_does_not_hide_the_server_actions_own_model(self):
+        """A server action tool whose schema takes a ``model`` runs on its own
+        model whatever the argument says: the guard checks both."""
+        action = self.env["ir.actions.server"].create({
+            "name": "rename thread", "model_id": self.env["ir.model"]._get("agentic.ai.thread").id,
+            "state": "code", "code": "records.write({'name': 'renamed'})"})
+        tool = self.env["agentic.ai.tool"].create({
+            "name": "sa_model_tool", "description": "x", "tool_type": "server_action", "server_action_id": action.id,
+            "risk_level": "low", "parameter_schema": json.dumps({"type": "object", "properties": {
+                "model": {"type": "string"}, "record_ids": {"type": "array", "items": {"type": "integer"}}}})})
+        self.agent.tool_ids = [(4, tool.id)]
+        thread = self.new_thread()
+        self.script(tool_call("sa_model_tool", {"model": "res.partner", "record_ids": [thread.id]}), {"content": "ok"})
+        self.agent.run(thread.id, "go")
+        self.assertIn("the agent's own data", self.observations(thread)[0])
+        self.assertEqual(thread.name, "test", "the server action did not run")
+
     # ------------------------------------------ blocked and allowed models
     def test_extra_parameter_cannot_dodge_blocked_models(self):
         self.agent.blocked_model_ids = [(6, 0, self.env["ir.model"]._get("sale.order").ids)]
