@@ -14,7 +14,7 @@ from odoo import Command, fields
 from odoo.tools import float_is_zero
 
 from .lookup import escape_like, find_record, find_record_among
-from .parsing import finite_number, line_objects, parse_date, parse_period, positive_number
+from .parsing import finite_number, line_objects, parse_date, parse_period, period_schema, positive_number
 from .registry import ToolError, agent_tool, record_ref
 from .summaries import invoice_summary, money
 
@@ -339,8 +339,7 @@ def _posted_lines_domain(env, date_from=None, date_to=None, before=None):
             ],
             "description": "All accounts of this type instead of one account.",
         },
-        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD (default: start of the fiscal year)."},
-        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD (default: today)."},
+        **period_schema(" (default: start of the fiscal year)", " (default: today)"),
     },
 )
 def get_account_balance(env, account=None, account_type=None, date_from=None, date_to=None):
@@ -396,8 +395,7 @@ def get_account_balance(env, account=None, account_type=None, date_from=None, da
                  "other income, other expenses and net profit, each section with its accounts. Income is shown "
                  "positive. Default period: the current fiscal year up to today."),
     parameters={
-        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD (default: start of the fiscal year)."},
-        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD (default: today)."},
+        **period_schema(" (default: start of the fiscal year)", " (default: today)"),
     },
 )
 def get_profit_loss(env, date_from=None, date_to=None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from odoo import fields
 
 from .lookup import escape_like, find_record
-from .parsing import clamp_limit, parse_period, period_domain
+from .parsing import clamp_limit, parse_period, period_domain, period_schema
 from .registry import ToolError, agent_tool, record_ref
 
 
@@ -58,8 +58,7 @@ def search_employees(env, query=None, department=None, limit=20):
     parameters={
         "employee": record_ref("Employee id or name."),
         "leave_type": record_ref("Time off type id or name."),
-        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD."},
-        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        **period_schema(),
         "description": {"type": "string", "description": "Reason shown on the request."},
     },
 )
@@ -96,8 +95,7 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
                  "inclusive), per employee or for one employee (id or name): number of attendances and worked "
                  "hours, with the total."),
     parameters={
-        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD."},
-        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        **period_schema(),
         "employee": record_ref("Only this employee (id or name)."),
     },
 )

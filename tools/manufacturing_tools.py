@@ -4,7 +4,7 @@ from __future__ import annotations
 from odoo import fields
 
 from .lookup import find_record
-from .parsing import clamp_limit, parse_period, period_domain, positive_number
+from .parsing import clamp_limit, parse_period, period_domain, period_schema, positive_number
 from .registry import ToolError, agent_tool, record_ref
 
 
@@ -138,8 +138,7 @@ def check_bom_availability(env, production=None, product=None, quantity=1):
                  "when no date), optionally in one state, earliest first: reference, product, quantity, state, "
                  "start date and component status."),
     parameters={
-        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD."},
-        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        **period_schema(),
         "state": {
             "type": "string",
             "enum": ["draft", "confirmed", "progress", "to_close", "done", "cancel"],

@@ -51,6 +51,16 @@ PROTECTED_MODELS = {
 }
 
 
+def model_param(example: str = "") -> dict:
+    """Schema of the generic tools' ``model`` parameter."""
+    return {"type": "string", "description": f"Technical model name{example}."}
+
+
+def record_ids_param(description: str) -> dict:
+    """Schema of the generic tools' ``record_ids`` parameter (read by ``_records``)."""
+    return {"type": "array", "items": {"type": "integer"}, "minItems": 1, "description": description}
+
+
 def _check_writable(model_name: str) -> None:
     if model_name in PROTECTED_MODELS:
         raise ToolError(f"{model_name} records change only through {PROTECTED_MODELS[model_name]}, "
@@ -194,8 +204,7 @@ def _snapshot(records, fields=None) -> list[dict]:
                  "fields, returns a short summary (display_name, name, state, partner, dates, amount_total...). "
                  "Results are capped by limit (default 20, max 200); page with offset."),
     parameters={
-        "model": {"type": "string",
-                  "description": "Technical model name, e.g. res.partner, sale.order, product.product."},
+        "model": model_param(", e.g. res.partner, sale.order, product.product"),
         "domain": {"type": "array",
                    "description": ("Odoo domain: a list of [field, operator, value] triples and '|', '&', '!' "
                                    "operators, e.g. [[\"name\", \"ilike\", \"azure\"]]. Empty for all records."),
@@ -235,7 +244,7 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
                  "create_quotation) when one fits. Many2one values are ids; one2many/many2many values use Odoo "
                  "commands, e.g. [[0, 0, {...}]]. Returns the new record's id and display_name."),
     parameters={
-        "model": {"type": "string", "description": "Technical model name."},
+        "model": model_param(),
         "values": {"type": "object", "description": "Field values of the new record, by field name."},
     },
 )
@@ -257,9 +266,8 @@ def odoo_create(env, model, values):
     description=("Update fields of existing records. Returns the ids updated and the previous values of the written "
                  "fields."),
     parameters={
-        "model": {"type": "string", "description": "Technical model name."},
-        "record_ids": {"type": "array", "items": {"type": "integer"}, "minItems": 1,
-                       "description": "Ids of the records to update."},
+        "model": model_param(),
+        "record_ids": record_ids_param("Ids of the records to update."),
         "values": {"type": "object", "description": "Field values to write, by field name."},
     },
 )
@@ -284,9 +292,8 @@ def odoo_write(env, model, record_ids, values):
     description=("Delete records permanently. Only when the user explicitly asks to delete; prefer cancelling or "
                  "archiving documents. Returns the ids deleted and a snapshot of what they held."),
     parameters={
-        "model": {"type": "string", "description": "Technical model name."},
-        "record_ids": {"type": "array", "items": {"type": "integer"}, "minItems": 1,
-                       "description": "Ids of the records to delete."},
+        "model": model_param(),
+        "record_ids": record_ids_param("Ids of the records to delete."),
     },
 )
 def odoo_unlink(env, model, record_ids):
@@ -314,9 +321,8 @@ def odoo_unlink(env, model, record_ids):
                  "action_approve/action_refuse/action_draft; crm.lead action_set_won/action_set_lost. Returns the "
                  "new states; when Odoo opens a dialog instead of finishing (e.g. a backorder), says so."),
     parameters={
-        "model": {"type": "string", "description": "Technical model name, e.g. sale.order."},
-        "record_ids": {"type": "array", "items": {"type": "integer"}, "minItems": 1,
-                       "description": "Ids of the records."},
+        "model": model_param(", e.g. sale.order"),
+        "record_ids": record_ids_param("Ids of the records."),
         "method": {"type": "string", "description": "Method name from the allowed list for that model."},
     },
 )
@@ -354,7 +360,7 @@ def odoo_method_call(env, model, record_ids, method):
     sequence=6,
     description=("List the fields of an Odoo model with their type, label, required/readonly flags, selection "
                  "values and related model, so you can build a correct search or write."),
-    parameters={"model": {"type": "string", "description": "Technical model name."}},
+    parameters={"model": model_param()},
 )
 def odoo_get_model_info(env, model):
     """Fields of ``model``: ``{model, name, fields: {name: {type, string,

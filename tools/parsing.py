@@ -96,6 +96,13 @@ def parse_period(date_from, date_to, *, default_from: date | None = None, defaul
     return start, end
 
 
+def period_schema(from_note: str = "", to_note: str = "") -> dict:
+    """The ``date_from`` and ``date_to`` parameters read by ``parse_period``,
+    each description ending with its note (e.g. its default)."""
+    return {"date_from": {"type": "string", "description": f"First day, YYYY-MM-DD{from_note}."},
+            "date_to": {"type": "string", "description": f"Last day, YYYY-MM-DD{to_note}."}}
+
+
 def period_domain(model, field_name: str, start: date | None, end: date | None) -> list:
     """Domain of ``field_name`` of ``model`` within the days ``[start, end]``
     (whole days, UTC, for a datetime field)."""

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from odoo import fields
 
-from .parsing import clamp_limit, parse_period, period_domain
+from .parsing import clamp_limit, parse_period, period_domain, period_schema
 from .registry import ToolError, agent_tool
 from .summaries import money
 
@@ -133,8 +133,7 @@ def _label(value):
         "group_by": {"type": "string",
                      "description": ("One grouping of that report (see description), or "
                                      "day/week/month/quarter/year. Default: the report's main one.")},
-        "date_from": {"type": "string", "description": "First day, YYYY-MM-DD (reports with dates only)."},
-        "date_to": {"type": "string", "description": "Last day, YYYY-MM-DD."},
+        **period_schema(" (reports with dates only)"),
         "limit": {"type": "integer", "minimum": 1, "maximum": 200,
                   "description": "Rows returned (default 20), largest first; the total covers all."},
     },
