@@ -100,6 +100,7 @@ class AgenticAiExecutionLog(models.Model):
         now = self.env.cr.now()
         prepared = [self._prepare_row(action_type, thread or self.env["agentic.ai.thread"], dict(values), now)
                     for action_type, thread, values in rows]
+
         def present(name, value):  # False is a value of boolean fields only; else it means empty
             return value is not None and (value is not False or self._fields[name].type == "boolean")
 

@@ -137,7 +137,7 @@ def find_record_among(env, model_names: list[str], value, label: str):
         except ToolError as error:
             errors.append(str(error))
     if len(found) > 1:
-        raise ToolError(f"{value!r} names several records: {'; '.join(r.display_name for r in found)}; "
+        raise ToolError(f"{_shown(value)} names several records: {'; '.join(r.display_name for r in found)}; "
                         f"give the {label}'s number")
     if not found:
         raise ToolError(" ".join(errors) or f"no {label} you can read")

@@ -84,7 +84,7 @@ class ToolDefinition:
             "description": self.description,
             "tool_type": self.tool_type,
             "handler": self.handler,
-            "parameter_schema": _json(self.parameters),
+            "parameter_schema": json.dumps(self.parameters, indent=2, ensure_ascii=False),
             "risk_level": self.risk_level,
             "is_destructive": self.destructive,
             "is_idempotent": self.idempotent,
@@ -229,6 +229,3 @@ def _parameters(func: Callable) -> dict[str, object]:
     (``inspect.Parameter.empty`` when there is no default)."""
     return {p.name: p.default for p in inspect.signature(func).parameters.values() if p.name != "env"}
 
-
-def _json(schema: Mapping) -> str:
-    return json.dumps(schema, indent=2, ensure_ascii=False)
