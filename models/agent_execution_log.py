@@ -3,7 +3,7 @@ import logging
 import reprlib
 from datetime import timedelta
 
-from odoo import api, fields, models
+from odoo import api, fields, models, tools
 from odoo.exceptions import UserError
 from odoo.tools import SQL
 
@@ -43,6 +43,12 @@ class AgenticAiExecutionLog(models.Model):
     _description = "AI Agent Execution Log"
     _order = "id desc"
     _rec_name = "action_type"
+    # Rows are inserted with SQL and never written: who and when are user_id
+    # and create_date; Odoo's write_uid/write_date would say nothing and their
+    # foreign keys to res_users cost every insert (as ir.profile and ir.logging do).
+    _log_access = False
+
+    create_date = fields.Datetime(readonly=True, default=fields.Datetime.now)
 
     thread_id = fields.Many2one("agentic.ai.thread", index=True, ondelete="set null", readonly=True)
     agent_id = fields.Many2one("agentic.ai.agent", index=True, ondelete="set null", readonly=True)
@@ -100,22 +106,24 @@ class AgenticAiExecutionLog(models.Model):
         now = self.env.cr.now()
         prepared = [self._prepare_row(action_type, thread or self.env["agentic.ai.thread"], dict(values), now)
                     for action_type, thread, values in rows]
-
-        def present(name, value):  # False is a value of boolean fields only; else it means empty
-            return value is not None and (value is not False or self._fields[name].type == "boolean")
-
-        columns = sorted({name for row in prepared for name, value in row.items() if present(name, value)})
-        fields = [self._fields[name] for name in columns]
-        params = [field.convert_to_column_insert(row[field.name], self) if present(field.name, row.get(field.name))
-                  else None for row in prepared for field in fields]
-        placeholders = ", ".join(["(" + ", ".join(["%s"] * len(columns)) + ")"] * len(prepared))
-        self.env.cr.execute(SQL(
-            f"INSERT INTO %s (%s) VALUES {placeholders} RETURNING id",
-            SQL.identifier(self._table), SQL(", ").join(SQL.identifier(name) for name in columns), *params))
+        fields, insert_into = self._insert_statement()
+        one_row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        params = [None if (value := row.get(field.name)) is None else field.convert_to_column_insert(value, self)
+                  for row in prepared for field in fields]
+        self.env.cr.execute(SQL(f"{insert_into} VALUES {', '.join([one_row] * len(prepared))} RETURNING id", *params))
         ids = [row_id for (row_id,) in self.env.cr.fetchall()]
         threads = self.env["agentic.ai.thread"].browse({row["thread_id"] for row in prepared if row["thread_id"]})
         threads.invalidate_recordset(["execution_log_ids", "total_input_tokens", "total_output_tokens", "total_cost"])
         return self.sudo().browse(sorted(ids))
+
+    @tools.ormcache()
+    def _insert_statement(self):
+        """``(fields, "INSERT INTO table (columns)")``: the stored fields a row
+        is inserted with, in a fixed order, so that every row has the same
+        shape (absent values go in as NULL). Cached per registry."""
+        fields = [field for name, field in sorted(self._fields.items()) if field.store and name != "id"]
+        columns = SQL(", ").join(SQL.identifier(field.name) for field in fields)
+        return fields, SQL("INSERT INTO %s (%s)", SQL.identifier(self._table), columns).code
 
     def _prepare_row(self, action_type, thread, values, now):
         """The column values of one row (JSON and text made storable)."""
@@ -136,7 +144,7 @@ class AgenticAiExecutionLog(models.Model):
             "user_id": values.pop("user_id", thread.user_id.id or self.env.uid),
             "company_id": thread.company_id.id or self.env.company.id,
             **values,
-            "create_uid": self.env.uid, "write_uid": self.env.uid, "create_date": now, "write_date": now,
+            "create_date": now,
         }
 
     def write(self, vals):

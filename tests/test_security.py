@@ -102,6 +102,8 @@ class TestSecurity(AgenticCase):
         with self.assertRaises(UserError):
             log.with_context(agentic_ai_log_purge=True).with_user(self.ai_admin).unlink()
         self.assertEqual(log.input_data, '{"a": 1}')
+        self.assertEqual(log.create_date, self.env.cr.now(), "stamped with its transaction's time")
+        self.assertNotIn("write_date", log._fields, "never written, so no write_uid/write_date")
 
     def test_purge_removes_only_old_rows(self):
         old = self.env["agentic.ai.execution.log"].log("error", error_message="old")
