@@ -1,10 +1,14 @@
 """Cost of the executor pipeline around a tool, against calling the tool
 function directly, in one run.
 
-Pipeline = JSON-Schema validation, safety check, sanitising, savepoint and
-the call's audit row (spec 000 §4.6), on a RunContext built once as a run
-builds it. Both sides run as the administrator (not superuser), on the same
-arguments; rounds of each kind alternate, so drift falls on all alike.
+Pipeline = JSON-Schema validation, safety check, sanitising, savepoint
+(none for the addon's own reads, spec §4.6) and the call's audit row (spec
+000 §4.6), on a RunContext built once as a run builds it. Both sides run as
+the administrator (not superuser), on the same arguments. Two ways of
+timing, both printed: hot loops of one kind (kinds alternating round by
+round; sensitive to slow moments of a shared machine), and kinds
+interleaved call by call with medians of single calls (robust to them, and
+closer to a run, where other work comes between two tool calls).
 
 Two figures for the pipeline, because a run writes the audit rows of a
 step in one INSERT (engine/audit.py):
@@ -61,33 +65,52 @@ def step_without_call():
         audit.record("llm_call", **LLM_ROW)
 
 
-def per_call(fn) -> float:
-    """ms per call of ``fn`` over one round of CALLS calls."""
-    env.invalidate_all()
+def timed(fn, calls=1) -> float:
+    """ms per call of ``fn`` over ``calls`` calls in a row."""
     started = time.perf_counter()
-    for _ in range(CALLS):
+    for _ in range(calls):
         fn()
-    return (time.perf_counter() - started) / CALLS * 1000
+    return (time.perf_counter() - started) / calls * 1000
+
+
+def report(title, rounds):
+    """Print the figures of ``rounds`` = ``[{kind: ms per call}]``: medians,
+    and the ratios to the direct call with their quartiles over the rounds."""
+    median = {name: statistics.median(r[name] for r in rounds) for name in kinds}
+
+    def ratio(figure) -> str:
+        ratios = sorted(figure(r) / r["direct"] for r in rounds)
+        n = len(ratios)
+        return f"{statistics.median(ratios):.2f}x (quartiles {ratios[n // 4]:.2f}-{ratios[3 * n // 4]:.2f})"
+
+    in_a_run = median["step"] - median["empty step"]
+    print(title)
+    print(f"  direct tool call                  : {median['direct']:.3f} ms/call (baseline)")
+    print(f"  pipeline in a run (step - step)   : {in_a_run:.3f} ms/call  "
+          f"{ratio(lambda r: r['step'] - r['empty step'])}  overhead {in_a_run - median['direct']:.3f} ms")
+    print(f"  pipeline alone (own audit INSERT) : {median['alone']:.3f} ms/call  "
+          f"{ratio(lambda r: r['alone'])}  overhead {median['alone'] - median['direct']:.3f} ms")
 
 
 kinds = {"direct": direct, "alone": piped_alone, "step": step_with_call, "empty step": step_without_call}
 for fn in kinds.values():  # warm-up
-    for _ in range(50):
-        fn()
-rounds = [{name: per_call(fn) for name, fn in kinds.items()} for _ in range(ROUNDS)]
+    timed(fn, 50)
 
+# 1. Each kind in a hot loop of CALLS calls, kinds alternating round by round.
+hot = []
+for _ in range(ROUNDS):
+    env.invalidate_all()
+    hot.append({name: timed(fn, CALLS) for name, fn in kinds.items()})
+# 2. Kinds interleaved call by call (as in a run, where other work comes
+# between two tool calls), medians of single calls: a slow moment of the
+# machine falls on all kinds alike and its spikes drop out.
+single = {name: [] for name in kinds}
+for _ in range(ROUNDS * CALLS):
+    for name, fn in kinds.items():
+        single[name].append(timed(fn))
+interleaved = [{name: statistics.median(values[i * CALLS:(i + 1) * CALLS]) for name, values in single.items()}
+               for i in range(ROUNDS)]
 
-def ratio(figure) -> str:
-    """Median and quartiles over the rounds of ``figure(round) / direct``."""
-    ratios = sorted(figure(r) / r["direct"] for r in rounds)
-    return f"{statistics.median(ratios):.2f}x (quartiles {ratios[ROUNDS // 4]:.2f}-{ratios[3 * ROUNDS // 4]:.2f})"
-
-
-median = {name: statistics.median(r[name] for r in rounds) for name in kinds}
-in_a_run = median["step"] - median["empty step"]
-print(f"direct tool call                  : {median['direct']:.3f} ms/call (baseline)")
-print(f"pipeline in a run (step - step)   : {in_a_run:.3f} ms/call  "
-      f"{ratio(lambda r: r['step'] - r['empty step'])}  overhead {in_a_run - median['direct']:.3f} ms")
-print(f"pipeline alone (own audit INSERT) : {median['alone']:.3f} ms/call  "
-      f"{ratio(lambda r: r['alone'])}  overhead {median['alone'] - median['direct']:.3f} ms")
+report(f"hot loops ({ROUNDS} rounds of {CALLS} calls of each kind):", hot)
+report(f"interleaved ({ROUNDS * CALLS} calls of each kind, one by one):", interleaved)
 env.cr.rollback()
