@@ -1,14 +1,14 @@
 """Cost of the executor pipeline around a tool, against calling the tool
 function directly, in one run.
 
-Pipeline = JSON-Schema validation, safety check, sanitising, savepoint
-(none for the addon's own reads, spec §4.6) and the call's audit row (spec
-000 §4.6), on a RunContext built once as a run builds it. Both sides run as
-the administrator (not superuser), on the same arguments. Two ways of
-timing, both printed: hot loops of one kind (kinds alternating round by
-round; sensitive to slow moments of a shared machine), and kinds
-interleaved call by call with medians of single calls (robust to them, and
-closer to a run, where other work comes between two tool calls).
+Pipeline = JSON-Schema validation, safety check, sanitising, savepoint and
+the call's audit row (spec 000 §4.6), on a RunContext built once as a run
+builds it. Both sides run as the administrator (not superuser), on the
+same arguments. Two ways of timing, both printed: hot loops of one kind
+(kinds alternating round by round; sensitive to slow moments of a shared
+machine), and kinds interleaved call by call with medians of single calls
+(robust to them, and closer to a run, where other work comes between two
+tool calls).
 
 Two figures for the pipeline, because a run writes the audit rows of a
 step in one INSERT (engine/audit.py):

@@ -1,21 +1,16 @@
 """Executor (spec 000 §4.6): the one path by which a tool runs.
 
 validate_params → safety check → sanitize_params → execution env →
-(read_only ? direct : savepoint) → execute → log, on the run's frozen
-RunContext. Every failure becomes an ``ExecutionResult`` with
-``success=False`` and a message the model can act on; whatever the tool
-wrote before failing is rolled back to the savepoint. Each call is logged
-once, with its final tool-call id, in the run's audit trail
-(``engine/audit.py``).
+savepoint → execute → log, on the run's frozen RunContext. Every failure
+becomes an ``ExecutionResult`` with ``success=False`` and a message the
+model can act on; whatever the tool wrote before failing is rolled back to
+the savepoint. Each call is logged once, with its final tool-call id, in
+the run's audit trail (``engine/audit.py``).
 
-Reads run directly, as §4.6 has it, only when they are the addon's own
-read tools (a registered function of low risk: the registry does not let a
-record lower the risk of its function): those turn every bad argument into
-an error before SQL is sent. Tools whose code the addon does not own
-(Python code, server actions) get a savepoint whatever their risk. A
-database error inside a direct read (a statement timeout) leaves the
-transaction aborted, so it is not turned into a result: it ends the run as
-it ends any failed Odoo request."""
+Reads get a savepoint too, unlike §4.6's ``read_only ? direct``: the ORM
+passes parts of a domain to SQL as they are (a LIKE pattern ending in a
+backslash, text compared with an id or an amount), and a query the server
+refuses aborts the whole transaction, with the turn's earlier work in it."""
 from __future__ import annotations
 
 import logging
@@ -105,21 +100,17 @@ class Executor:
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
-        direct = spec.read_only and spec.function is not None
         try:
-            if direct:
+            # Reads too: a query the server refuses (a domain the ORM passes on as
+            # it is) aborts the transaction unless it runs in a savepoint.
+            with self.env.cr.savepoint():  # flushes on entry and on success
                 data = self._run(spec, params)
-            else:
-                with self.env.cr.savepoint():  # flushes on entry and on success
-                    data = self._run(spec, params)
             result = ExecutionResult(True, data=data)
         except EXPECTED_ERRORS as exc:
-            if direct and isinstance(exc, psycopg2.Error) and exc.pgcode:
-                raise  # the server aborted the transaction: the run ends as a failed request does
-            result = ExecutionResult(False, error=self._describe(exc, rolled_back=not direct))
+            result = ExecutionResult(False, error=self._describe(exc, spec))
         except Exception as exc:  # a tool bug must not end the run; it is logged with its traceback
             _logger.exception("Tool %s failed unexpectedly", tool_name)
-            result = ExecutionResult(False, error=self._describe(exc, rolled_back=not direct))
+            result = ExecutionResult(False, error=self._describe(exc, spec))
         return self._record(tool_name, params, touched, started, result, tool_call_id)
 
     def _run(self, spec: ToolSpec, params: dict):
@@ -146,12 +137,13 @@ class Executor:
         return f"unknown tool {tool_name!r}. Available tools: {', '.join(sorted(self.context.tools))}"
 
     @staticmethod
-    def _describe(exc: Exception, rolled_back: bool) -> str:
+    def _describe(exc: Exception, spec: ToolSpec) -> str:
         message = exc.args[0] if isinstance(exc, (UserError, ToolError)) and exc.args else str(exc)
         if isinstance(exc, psycopg2.Error):
             message = (exc.pgerror or str(exc)).strip().split("\n")[0]
         label = "" if isinstance(exc, ToolError) else f"{type(exc).__name__}: "
-        suffix = " Nothing was saved: the changes of this call were rolled back." if rolled_back else ""
+        may_write = not (spec.read_only and spec.function is not None)  # the addon's own reads never write
+        suffix = " Nothing was saved: the changes of this call were rolled back." if may_write else ""
         return f"{label}{message}{suffix}"
 
     def _record(self, tool_name: str, params, touched: tuple[str, ...], started: float, result: ExecutionResult,

@@ -5,27 +5,16 @@ ORM tools ``odoo_*`` and what they refuse to touch, and the observer (spec
 import json
 import time
 
-import psycopg2
-
 from odoo.exceptions import ValidationError
 from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
 
-from ..engine.audit import AuditTrail
-from ..engine.executor import ExecutionResult, Executor
+from ..engine.executor import ExecutionResult
 from ..engine.observer import MAX_CHARS, Observer
-from ..engine.run_context import build_run_context
 from ..engine.tool_spec import ToolSpec
-from ..tools import registry
 from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read
 from ..tools.parsing import MAX_LIMIT
-from ..tools.registry import agent_tool
 from .common import ToolCase, tool_call
-
-
-def _divide_by_zero(env):
-    """A read whose query the server refuses (registered by a test only)."""
-    env.cr.execute("SELECT 1/0")
 
 
 @tagged("post_install", "-at_install")
@@ -165,10 +154,10 @@ class TestToolExecution(ToolCase):
         self.assertIn("rolled back", log.error_message)
         self.assertIn("rolled back", self.observations(thread)[0])
 
-    def test_low_risk_code_the_addon_does_not_own_still_runs_in_a_savepoint(self):
-        """A Python-code tool marked low risk may still write or send a query
-        the server refuses: it gets a savepoint like any write (only the
-        addon's own read tools run directly, spec §4.6)."""
+    def test_low_risk_python_code_that_writes_or_fails_in_sql_is_rolled_back(self):
+        """A Python-code tool marked low risk may still write, or send a query
+        the server refuses: what it wrote is rolled back and the error says
+        so, and the transaction stays usable."""
         writer = self.Tool.create({"name": "low_but_writes", "description": "x", "tool_type": "python_code",
                                    "risk_level": "low",
                                    "python_code": "env['res.partner'].create({'name': 'Low Risk Leftover'})\n"
@@ -186,43 +175,28 @@ class TestToolExecution(ToolCase):
         self.assertTrue(self.execute("odoo_search_read", {"model": "res.partner", "limit": 1}).success,
                         "the transaction is still usable")
 
-    def test_own_reads_run_directly_and_a_server_error_in_one_ends_the_run(self):
-        """Spec §4.6 (read_only ? direct : savepoint): a read of the addon's
-        own sends exactly the statements of the direct call (its log row
-        waits for the step's INSERT); a write adds its savepoint. A read the
-        server refuses has aborted the transaction, so it is raised, not
-        turned into a result that the next statement would contradict."""
-        thread = self.new_thread(user=self.salesperson)
-        audit = AuditTrail(thread)
-        executor = Executor(build_run_context(self.agent.with_user(self.salesperson), thread), thread, audit)
-        params = {"model": "res.partner", "domain": [["is_company", "=", True]], "limit": 5}
-        cr = self.env.cr
-
-        def statements(call):
-            self.env.invalidate_all()
-            before = cr.sql_log_count
-            call()
-            return cr.sql_log_count - before
-
-        direct = statements(lambda: odoo_search_read(executor.env, **params))
-        with audit.step():
-            read = statements(lambda: executor.execute("odoo_search_read", dict(params)))
-            write = statements(lambda: executor.execute("odoo_create", {"model": "res.partner",
-                                                                       "values": {"name": "Direct Test"}}))
-        self.assertEqual(read, direct)
-        self.assertGreaterEqual(write, 3, "SAVEPOINT, the INSERT, RELEASE")
-        self.assertEqual(len(self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread.id)])), 2)
-
-        agent_tool(label="Divide by zero", category="other", risk_level="low", parameters={},
-                   description="A read tool of a test whose query the server refuses, to see how a "
-                               "failed direct read ends.")(_divide_by_zero)
-        self.addCleanup(registry.TOOL_REGISTRY.pop, "agentic_ai.tests.test_tool_execution._divide_by_zero", None)
-        self.Tool._sync_tool_definitions()
-        self.agent.tool_ids = [(4, self.tool("_divide_by_zero").id)]
-        thread = self.new_thread(user=self.salesperson)
-        executor = Executor(build_run_context(self.agent.with_user(self.salesperson), thread), thread)
-        with self.assertRaises(psycopg2.errors.DivisionByZero), mute_logger("odoo.sql_db"), cr.savepoint():
-            executor.execute("_divide_by_zero", {})
+    def test_reads_the_server_refuses_become_observations_and_lose_nothing(self):
+        """The ORM passes parts of a domain to SQL as they are; each of these
+        makes PostgreSQL refuse the query, which aborts the transaction
+        unless the call runs in a savepoint. Each must come back as an error
+        the model can act on, with the earlier write of the same run kept."""
+        created = self.execute("odoo_create", {"model": "res.partner", "values": {"name": "Written Before"}})
+        self.assertTrue(created.success, created.error)
+        refused = [  # (model, domain, words of PostgreSQL's message)
+            ("res.partner", [["name", "=like", "%\\"]], "escape character"),
+            ("res.partner", [["id", "=", "abc"]], "invalid input syntax"),
+            ("res.partner", [["id", ">", "99999999999"]], "out of range"),
+            ("res.partner", [["parent_id", ">", True]], "operator does not exist"),
+            ("sale.order", [["date_order.year_number", "=", "abc"]], "invalid input syntax"),
+            ("sale.order", [["amount_total", "=", "abc"]], "invalid input syntax"),
+        ]
+        for model, domain, words in refused:
+            with self.subTest(domain=domain), mute_logger("odoo.sql_db"):
+                result = self.execute("odoo_search_read", {"model": model, "domain": domain}, self.accountant)
+                self.assertFalse(result.success)
+                self.assertIn(words, result.error)
+        self.assertTrue(self.env["res.partner"].browse(created.data["id"]).exists(), "the earlier write is kept")
+        self.assertTrue(self.execute("odoo_search_read", {"model": "res.partner", "limit": 1}).success)
 
     def test_execution_is_logged(self):
         result = self.execute("odoo_search_read", {"model": "res.partner", "limit": 2})
