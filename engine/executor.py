@@ -26,6 +26,7 @@ from odoo.tools.safe_eval import safe_eval
 from ..llm import ToolCall
 from ..tools.registry import ToolError
 from .audit import AuditTrail
+from .operation_guard import OperationGuard, OperationRefused, guarding
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, SafetyGuard
 from .tool_spec import ToolSpec
@@ -35,7 +36,7 @@ _logger = logging.getLogger(__name__)
 
 # Errors a tool may raise that are the model's or the data's fault, not ours.
 EXPECTED_ERRORS = (ToolError, UserError, ValidationError, AccessError, MissingError, ValueError, TypeError,
-                   KeyError, psycopg2.Error)
+                   KeyError, psycopg2.Error, OperationRefused)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Executor:
         self.context = context
         self.thread = thread
         self.env = thread.env(user=context.run_as_user_id, su=False)
-        self.guard = SafetyGuard(context)
+        self.guard = SafetyGuard(context, self.env)
         self.audit = audit or AuditTrail(thread)
 
     def execute_call(self, call: ToolCall, finish_reason: str = "") -> ExecutionResult:
@@ -94,23 +95,27 @@ class Executor:
         # Sanitize first: the guard must judge exactly what will run.
         params = spec.sanitize(params)
         touched = touched_models(self.env, spec, params)
-        decision = self.guard.check(spec, touched, confirmed=confirmed)
+        decision = self.guard.check(spec, touched, confirmed=confirmed, params=params)
         if decision.verdict == DENY:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
+        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models)
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
-            with self.env.cr.savepoint():  # flushes on entry and on success
+            with self.env.cr.savepoint(), guarding(operations):  # flushes on entry and on success
                 data = self._run(spec, params)
+                if operations.refusals:  # refused, but the tool caught the exception and went on
+                    raise OperationRefused(operations.refusals[0])
             result = ExecutionResult(True, data=data)
-        except EXPECTED_ERRORS as exc:
-            result = ExecutionResult(False, error=self._describe(exc, spec))
-        except Exception as exc:  # a tool bug must not end the run; it is logged with its traceback
-            _logger.exception("Tool %s failed unexpectedly", tool_name)
-            result = ExecutionResult(False, error=self._describe(exc, spec))
+        except Exception as exc:
+            # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
+            error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
+            if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
+                _logger.exception("Tool %s failed unexpectedly", tool_name)
+            result = ExecutionResult(False, error=self._describe(error, spec))
         return self._record(tool_name, params, touched, started, result, tool_call_id)
 
     def _run(self, spec: ToolSpec, params: dict):
@@ -141,7 +146,8 @@ class Executor:
         message = exc.args[0] if isinstance(exc, (UserError, ToolError)) and exc.args else str(exc)
         if isinstance(exc, psycopg2.Error):
             message = (exc.pgerror or str(exc)).strip().split("\n")[0]
-        label = "" if isinstance(exc, ToolError) else f"{type(exc).__name__}: "
+        label = ("" if isinstance(exc, ToolError) else "refused by the safety rules: "
+                 if isinstance(exc, OperationRefused) else f"{type(exc).__name__}: ")
         may_write = not (spec.read_only and spec.function is not None)  # the addon's own reads never write
         suffix = " Nothing was saved: the changes of this call were rolled back." if may_write else ""
         return f"{label}{message}{suffix}"

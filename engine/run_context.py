@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..llm import LLMError, get_adapter
+from .safety_rules import RuleSpec
 from .tool_spec import ToolSpec
 
 
@@ -32,7 +33,8 @@ class RunContext:
     ``tools`` are the agent's tools this user can run, by name; ``unavailable``
     the agent's other tools, by name, with the reason. ``run_as_user_id`` is
     the user tool calls run as (the requesting user, or the agent's *Run As
-    User*); ``company_ids`` the companies of the request."""
+    User*); ``company_ids`` the companies of the request; ``rules`` the
+    safety rules that apply to the requesting user, in sequence."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -47,6 +49,7 @@ class RunContext:
     user_id: int
     run_as_user_id: int
     company_ids: tuple[int, ...]
+    rules: tuple[RuleSpec, ...] = ()
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -75,6 +78,7 @@ def build_run_context(agent, thread) -> RunContext:
         user_id=thread.env.uid,
         run_as_user_id=exec_env.uid,
         company_ids=tuple(thread.env.companies.ids),
+        rules=thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user),
     )
 
 

@@ -1,21 +1,26 @@
 """SafetyGuard (spec 000 §7.2): decides, before anything runs, whether a
 tool call is allowed, needs the user's confirmation, or is refused.
 
-This version protects the addon's own models, checks the agent's allowed
-and blocked models and its confirmation policy; safety-rule records and
-rate limits join the chain with their models (spec §3.9, §7.5)."""
+The chain, in the spec's order: the safety rules (engine/safety_rules.py)
+on the tool and the models and operation it declares → the agent's allowed
+and blocked models (the addon's own models always refused) → the
+confirmation policy. Rate limits join with their settings (spec §7.5).
+While the tool runs, engine/operation_guard.py judges each ORM operation it
+actually performs against the same rules."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .run_context import RunContext
+from .safety_rules import PROTECTED_PREFIX, Operation, blacklisted, domain_holds, not_whitelisted
 from .tool_spec import ToolSpec
 
 ALLOW = "allow"
 CONFIRM_REQUIRED = "confirm_required"
 DENY = "deny"
 
-PROTECTED_PREFIX = "agentic.ai."
+# The generic tools whose operation is known before they run.
+TOOL_OPERATIONS = {"odoo_create": "create", "odoo_write": "write", "odoo_unlink": "unlink"}
 
 
 @dataclass(frozen=True)
@@ -33,17 +38,62 @@ class SafetyDecision:
 class SafetyGuard:
     """The check chain of one run, on its RunContext."""
 
-    def __init__(self, context: RunContext):
+    def __init__(self, context: RunContext, env=None):
         self.context = context
+        self.env = env  # the run's environment: rules with a domain read the records a call names
 
-    def check(self, spec: ToolSpec, touched: tuple[str, ...], confirmed: bool = False) -> SafetyDecision:
+    def check(self, spec: ToolSpec, touched: tuple[str, ...], confirmed: bool = False,
+              params: dict | None = None) -> SafetyDecision:
         """Run the chain in order, the first non-ALLOW verdict wins.
         ``touched`` are the models the call reaches (engine.touched_models);
-        ``confirmed`` skips the confirmation gate (the user approved this call)."""
-        decision = self._check_model_access(touched)
+        ``params`` its sanitized arguments; ``confirmed`` skips the
+        confirmation gate (the user approved this call)."""
+        decision = self._check_safety_rules(spec, touched, params or {})
+        if decision.allowed:
+            decision = self._check_model_access(touched)
         if decision.allowed and not confirmed:
             decision = self._check_confirmation_needed(spec)
         return decision
+
+    def _check_safety_rules(self, spec: ToolSpec, touched: tuple[str, ...], params: dict) -> SafetyDecision:
+        """The rules on what the call declares: a read tool reads its models;
+        odoo_create/write/unlink do that to their model with the fields of
+        ``values``; any other tool is judged here as a tool (its ORM
+        operations are judged as it runs)."""
+        rules = self.context.rules
+        if not rules:
+            return SafetyDecision(ALLOW)
+        values = params.get("values")
+        fields = frozenset(values) if isinstance(values, dict) else frozenset()
+        if spec.read_only:
+            operations = [Operation(spec.name, model, "read") for model in touched or ("",)]
+        elif spec.name in TOOL_OPERATIONS and touched:
+            operations = [Operation(spec.name, touched[0], TOOL_OPERATIONS[spec.name], fields)]
+        else:
+            rules = tuple(rule for rule in rules if rule.scope == "tool")
+            operations = [Operation(spec.name, touched[0] if touched else "", "write", fields)]
+        record_ids = params.get("record_ids") if isinstance(params.get("record_ids"), list) else []
+        for op in operations:
+            refusing = [rule for rule in blacklisted(rules, op) if self._domain_holds(rule, op, record_ids)]
+            if refusing:
+                rule = refusing[0]
+                return SafetyDecision(DENY, f"{rule.reason} (safety rule {rule.name}: {op.operation} on "
+                                            f"{op.model or spec.name})")
+            outside = not_whitelisted(rules, op)
+            if outside:
+                return SafetyDecision(DENY, outside)
+        return SafetyDecision(ALLOW)
+
+    def _domain_holds(self, rule, op: Operation, record_ids: list) -> bool:
+        """Whether ``rule``'s domain matches one of the records ``op`` names
+        (always without a domain; a create or a call without records is
+        judged as it runs, engine/operation_guard.py)."""
+        if not rule.domain:
+            return True
+        ids = [record_id for record_id in record_ids if isinstance(record_id, int)]
+        if not ids or self.env is None or op.model not in self.env:
+            return False
+        return domain_holds(rule, self.env[op.model].browse(ids))
 
     def _check_model_access(self, touched: tuple[str, ...]) -> SafetyDecision:
         """The agent's own models are always refused (an agent must not edit

@@ -1,0 +1,77 @@
+"""The second layer of the safety guard (spec 000 §7.2, seed 003): while a
+tool runs, every create, write and unlink that reaches the ORM is judged,
+whatever the tool: a generic ORM tool, a business method, a one2many
+command, a domain tool that creates related records, Python code.
+
+The executor installs an ``OperationGuard`` for the length of one tool call
+(``guarding``); ``models/base.py`` asks ``check`` before each create, write
+and unlink of any model. A refusal raises ``OperationRefused`` before the
+operation happens, and is remembered: should the tool catch the exception
+and go on, the executor still fails the call and rolls it back.
+
+Reads, and the allow lists, are judged before the tool runs, on what the
+call declares (engine/safety.py): Odoo's business code reads many models,
+and writes some (chatter, stock moves), on its own."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from .safety_rules import PROTECTED_PREFIX, Operation, RuleSpec, blacklisted, domain_holds
+
+_ACTIVE: ContextVar[OperationGuard | None] = ContextVar("agentic_ai_operation_guard", default=None)
+
+
+class OperationRefused(Exception):
+    """An ORM operation the safety rules refuse; ``args[0]`` says why."""
+
+
+class OperationGuard:
+    """Judges the ORM operations of one tool call of a run.
+
+    ``rules`` are the run's safety rules; ``blocked_models`` the agent's
+    blocked models; ``tool`` the name of the running tool."""
+
+    def __init__(self, tool: str, rules: tuple[RuleSpec, ...], blocked_models: frozenset[str]):
+        self.tool = tool
+        self.rules = rules
+        self.blocked_models = blocked_models
+        self.refusals: list[str] = []
+
+    def check(self, records, operation: str, field_names) -> None:
+        """Raise OperationRefused if ``operation`` (create/write/unlink) on
+        ``records`` (the model for a create), setting ``field_names``, is refused."""
+        reason = self.refusal(records, operation, field_names)
+        if reason:
+            self.refusals.append(reason)
+            raise OperationRefused(reason)
+
+    def refusal(self, records, operation: str, field_names) -> str:
+        """Why the operation is refused, or ``""``."""
+        model = records._name
+        if model.startswith(PROTECTED_PREFIX):
+            return f"agents may not change {model} (the agent's own data)"
+        if model in self.blocked_models:
+            return f"the agent may not change {model} (blocked model)"
+        op = Operation(self.tool, model, operation, frozenset(field_names))
+        for rule in blacklisted(self.rules, op):
+            if operation == "create" or domain_holds(rule, records):  # a record to create has no state yet
+                return f"{rule.reason} (safety rule {rule.name}: {operation} on {model})"
+        return ""
+
+
+@contextmanager
+def guarding(guard: OperationGuard):
+    """Judge the ORM operations of this thread of execution with ``guard``."""
+    token = _ACTIVE.set(guard)
+    try:
+        yield guard
+    finally:
+        _ACTIVE.reset(token)
+
+
+def check_operation(records, operation: str, field_names=()) -> None:
+    """Judge an ORM operation with the active guard, if a tool is running."""
+    guard = _ACTIVE.get()
+    if guard is not None:
+        guard.check(records, operation, field_names)

@@ -1,0 +1,25 @@
+from odoo import api, models
+
+from ..engine.operation_guard import check_operation
+
+
+class Base(models.AbstractModel):
+    """Every create, write and unlink, of every model, asks the safety
+    guard of the tool call that is running, if any (engine/operation_guard.py).
+    Outside a tool call this is one lookup of a context variable."""
+    _inherit = "base"
+
+    @api.model_create_multi
+    def create(self, vals_list):
+        check_operation(self, "create", {name for vals in vals_list for name in vals})
+        return super().create(vals_list)
+
+    def write(self, vals):
+        if self:
+            check_operation(self, "write", vals)
+        return super().write(vals)
+
+    def unlink(self):
+        if self:
+            check_operation(self, "unlink")
+        return super().unlink()
