@@ -26,7 +26,7 @@ from odoo.tools.safe_eval import safe_eval
 from ..llm import ToolCall
 from ..tools.registry import ToolError
 from .audit import AuditTrail
-from .operation_guard import OperationGuard, OperationRefused, guarding
+from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, SafetyGuard
 from .tool_spec import ToolSpec
@@ -101,7 +101,7 @@ class Executor:
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
-        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models)
+        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, confirmed)
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
@@ -109,8 +109,13 @@ class Executor:
                 data = self._run(spec, params)
                 if operations.refusals:  # refused, but the tool caught the exception and went on
                     raise OperationRefused(operations.refusals[0])
+                if operations.confirmations:
+                    raise ConfirmationNeeded(operations.confirmations[0])
             result = ExecutionResult(True, data=data)
         except Exception as exc:
+            if operations.confirmations and not operations.refusals:  # rolled back; ask, then run it again
+                return ExecutionResult(False, confirmation_needed=True,
+                                       confirmation_reason=operations.confirmations[0])
             # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
             if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback

@@ -7,7 +7,10 @@ The executor installs an ``OperationGuard`` for the length of one tool call
 (``guarding``); ``models/base.py`` asks ``check`` before each create, write
 and unlink of any model. A refusal raises ``OperationRefused`` before the
 operation happens, and is remembered: should the tool catch the exception
-and go on, the executor still fails the call and rolls it back.
+and go on, the executor still fails the call and rolls it back. A change of
+Odoo's configuration in a call the user has not approved raises
+``ConfirmationNeeded`` the same way: the call is rolled back and the user
+is asked; once approved, it runs again with ``confirmed``.
 
 Reads, and the allow lists, are judged before the tool runs, on what the
 call declares (engine/safety.py): Odoo's business code reads many models,
@@ -17,7 +20,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from .safety_rules import PROTECTED_PREFIX, Operation, RuleSpec, blacklisted, domain_holds
+from .safety_rules import PROTECTED_PREFIX, Operation, RuleSpec, blacklisted, domain_holds, is_configuration
 
 _ACTIVE: ContextVar[OperationGuard | None] = ContextVar("agentic_ai_operation_guard", default=None)
 
@@ -26,25 +29,38 @@ class OperationRefused(Exception):
     """An ORM operation the safety rules refuse; ``args[0]`` says why."""
 
 
+class ConfirmationNeeded(Exception):
+    """An ORM operation that needs the user's confirmation first (a change
+    of Odoo's configuration in a call the user did not approve)."""
+
+
 class OperationGuard:
     """Judges the ORM operations of one tool call of a run.
 
     ``rules`` are the run's safety rules; ``blocked_models`` the agent's
     blocked models; ``tool`` the name of the running tool."""
 
-    def __init__(self, tool: str, rules: tuple[RuleSpec, ...], blocked_models: frozenset[str]):
+    def __init__(self, tool: str, rules: tuple[RuleSpec, ...], blocked_models: frozenset[str],
+                 confirmed: bool = False):
         self.tool = tool
         self.rules = rules
         self.blocked_models = blocked_models
+        self.confirmed = confirmed  # the user approved this very call
         self.refusals: list[str] = []
+        self.confirmations: list[str] = []
 
     def check(self, records, operation: str, field_names) -> None:
         """Raise OperationRefused if ``operation`` (create/write/unlink) on
-        ``records`` (the model for a create), setting ``field_names``, is refused."""
+        ``records`` (the model for a create), setting ``field_names``, is
+        refused, ConfirmationNeeded if it needs the user's approval first."""
         reason = self.refusal(records, operation, field_names)
         if reason:
             self.refusals.append(reason)
             raise OperationRefused(reason)
+        if not self.confirmed and is_configuration(records._name):
+            reason = f"{self.tool} would {operation} {records._name}, which is Odoo's configuration"
+            self.confirmations.append(reason)
+            raise ConfirmationNeeded(reason)
 
     def refusal(self, records, operation: str, field_names) -> str:
         """Why the operation is refused, or ``""``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .run_context import RunContext
-from .safety_rules import PROTECTED_PREFIX, Operation, blacklisted, domain_holds, not_whitelisted
+from .safety_rules import PROTECTED_PREFIX, Operation, blacklisted, domain_holds, is_configuration, not_whitelisted
 from .tool_spec import ToolSpec
 
 ALLOW = "allow"
@@ -52,7 +52,7 @@ class SafetyGuard:
         if decision.allowed:
             decision = self._check_model_access(touched)
         if decision.allowed and not confirmed:
-            decision = self._check_confirmation_needed(spec)
+            decision = self._check_confirmation_needed(spec, touched)
         return decision
 
     def _check_safety_rules(self, spec: ToolSpec, touched: tuple[str, ...], params: dict) -> SafetyDecision:
@@ -110,11 +110,21 @@ class SafetyGuard:
                 return SafetyDecision(DENY, f"the agent may only access: {', '.join(sorted(allowed))}")
         return SafetyDecision(ALLOW)
 
-    def _check_confirmation_needed(self, spec: ToolSpec) -> SafetyDecision:
-        """Tool-level ``requires_confirmation`` always asks; the agent's
+    def _check_confirmation_needed(self, spec: ToolSpec, touched: tuple[str, ...]) -> SafetyDecision:
+        """A change of Odoo's configuration (users, groups, companies, ir.*
+        settings: engine.safety_rules.CONFIGURATION_MODELS) always asks,
+        whatever the policy; tool-level ``requires_confirmation`` asks; the agent's
         ``require_confirmation`` asks for every write (``always``) or for
         destructive tools (``destructive``: high- and variable-risk by default)."""
         policy = self.context.require_confirmation
+        # Asked up front when the call names the model it changes (the generic
+        # write tools, Python code, server actions); the ORM operations of any
+        # other tool are asked about as they happen (engine/operation_guard.py).
+        declares = spec.name in TOOL_OPERATIONS or spec.function is None
+        configuration = [model for model in touched if is_configuration(model)] if declares else []
+        if configuration and not spec.read_only:
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes Odoo's configuration "
+                                                    f"({', '.join(configuration)}): always asked")
         if spec.requires_confirmation and policy != "never":
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} always requires confirmation")
         if policy == "always" and not spec.read_only:

@@ -27,6 +27,17 @@ from functools import lru_cache
 
 OPERATIONS = ("read", "create", "write", "unlink")
 PROTECTED_PREFIX = "agentic.ai."  # the addon's own models: no agent reads or changes them
+# Odoo's configuration: who may log in and do what, what runs when, and code
+# that runs later. A change to one of these always needs the user's
+# confirmation, whatever the agent's policy, where no rule forbids it
+# (issue 9, point 3). Business records Odoo keeps in ir.* models on the side
+# (attachments, sequences, cron triggers) are not configuration.
+CONFIGURATION_MODELS = (
+    "res.users", "res.users.*", "res.groups", "res.groups.*", "res.company", "res.config.settings",
+    "*.config.settings", "ir.config_parameter", "ir.model", "ir.model.*", "ir.rule", "ir.cron", "ir.module.*",
+    "ir.ui.view", "ir.ui.menu", "ir.actions.*", "ir.mail_server", "ir.default", "mail.template",
+    "base.automation", "base.automation.*", "fetchmail.server", "auth.*", "iap.account",
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,11 @@ class Operation:
     model: str
     operation: str
     fields: frozenset[str] = frozenset()
+
+
+def is_configuration(model: str) -> bool:
+    """Whether changing ``model`` changes Odoo's configuration (CONFIGURATION_MODELS)."""
+    return matches(CONFIGURATION_MODELS, model)
 
 
 def split_patterns(text) -> tuple[str, ...]:

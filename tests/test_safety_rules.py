@@ -7,6 +7,8 @@ refusal; allow lists, wildcards and user/group targeting; and a customer
 note that tells the agent to change the admin's password."""
 from odoo.tests import new_test_user, tagged
 
+from ..engine.executor import Executor
+from ..engine.run_context import build_run_context
 from ..engine.safety_rules import Operation, RuleSpec, matches, not_whitelisted
 from .common import ToolCase, tool_call
 
@@ -145,6 +147,40 @@ class TestSafetyRules(ToolCase):
         code = self.python_tool("delete_partner", f"env['res.partner'].browse({partner.id}).unlink()")
         self.assertIn("safety rule Odd domain", self.execute(code, {}, self.sysadmin).error)
         self.assertTrue(partner.exists())
+
+    # ------------------------------------------ configuration always asks
+    def test_a_change_of_odoo_configuration_always_asks_then_runs_once_approved(self):
+        """Policy never, a Settings administrator: renaming the company still
+        waits for the user's approval, then runs exactly that call."""
+        company = self.env.company
+        name = company.name
+        self.script(tool_call("odoo_write", {"model": "res.company", "record_ids": [company.id],
+                                             "values": {"name": "Renamed By Agent"}}, "call_company"),
+                    {"content": "Renamed."})
+        thread, result = self.run_agent("rename our company", user=self.sysadmin)
+        self.assertEqual(result.state, "waiting_confirmation")
+        self.assertIn("changes Odoo's configuration (res.company)", thread.pending_confirmation)
+        self.assertEqual(company.name, name, "nothing changed before the approval")
+        thread.with_user(self.sysadmin).handle_confirmation(True)
+        self.assertEqual(company.name, "Renamed By Agent")
+
+    def test_a_tool_that_changes_configuration_on_the_side_is_rolled_back_and_asks(self):
+        company = self.env.company
+        name = self.python_tool("side_effect_on_company", (
+            "env['res.partner'].create({'name': 'Partner Before Company'})\n"
+            f"env['res.company'].browse({company.id}).write({{'name': 'Side Effect Company'}})\n"
+            "result = 'done'"))
+        asked = self.execute(name, {}, self.sysadmin)
+        self.assertTrue(asked.confirmation_needed)
+        self.assertIn("would write res.company, which is Odoo's configuration", asked.confirmation_reason)
+        self.assertFalse(self.env["res.partner"].search([("name", "=", "Partner Before Company")]),
+                         "the part that ran before the question is rolled back")
+        self.assertNotEqual(company.name, "Side Effect Company")
+        thread = self.new_thread(user=self.sysadmin)
+        context = build_run_context(self.agent.with_user(self.sysadmin), thread)
+        approved = Executor(context, thread).execute(name, {}, confirmed=True)
+        self.assertTrue(approved.success, approved.error)
+        self.assertEqual(company.name, "Side Effect Company")
 
     # ------------------------------------------------- matching
     def test_patterns_allow_lists_and_targeting(self):
