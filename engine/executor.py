@@ -25,6 +25,7 @@ from odoo.tools.safe_eval import safe_eval
 
 from ..llm import ToolCall
 from ..tools.registry import ToolError
+from ..tools.untrusted import collecting
 from .audit import AuditTrail
 from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding
 from .run_context import RunContext
@@ -43,13 +44,16 @@ EXPECTED_ERRORS = (ToolError, UserError, ValidationError, AccessError, MissingEr
 class ExecutionResult:
     """Outcome of one tool call (spec §4.6). ``data`` is the tool's
     JSON-safe result; ``duration_ms`` wall time in milliseconds;
-    ``confirmation_needed`` means nothing ran and the user must approve."""
+    ``confirmation_needed`` means nothing ran and the user must approve;
+    ``untrusted`` where the free text from records in ``data`` came from
+    (tools/untrusted.py)."""
     success: bool
     data: object = None
     error: str | None = None
     duration_ms: int = 0
     confirmation_needed: bool = False
     confirmation_reason: str = ""
+    untrusted: tuple[str, ...] = ()
 
 
 class Executor:
@@ -62,10 +66,11 @@ class Executor:
         self.guard = SafetyGuard(context, self.env)
         self.audit = audit or AuditTrail(thread)
 
-    def execute_call(self, call: ToolCall, finish_reason: str = "") -> ExecutionResult:
+    def execute_call(self, call: ToolCall, finish_reason: str = "", untrusted: tuple[str, ...] = ()) -> ExecutionResult:
         """Run a call as the model sent it. A call that cannot be run (a
         name or arguments the model got wrong) gets an error result naming
-        the problem, and is logged like any other."""
+        the problem, and is logged like any other. ``untrusted``: where the
+        free text from records the model has seen so far came from."""
         if call.parse_error and call.parse_error.startswith("invalid tool name"):
             error = f"{call.parse_error}; call only: {', '.join(sorted(self.context.tools))}"
         elif call.parse_error:
@@ -73,11 +78,12 @@ class Executor:
                    "shorter call." if finish_reason == "length" else "")
             error = f"the arguments of {call.name} are not valid JSON, nothing was run: {call.parse_error}.{cut}"
         else:
-            return self.execute(call.name, call.arguments, tool_call_id=call.id)
+            return self.execute(call.name, call.arguments, tool_call_id=call.id, untrusted=untrusted)
         return self._record(call.name, call.raw_arguments or call.arguments, (), time.monotonic(),
                             ExecutionResult(False, error=error), call.id)
 
-    def execute(self, tool_name: str, params, *, confirmed: bool = False, tool_call_id: str = "") -> ExecutionResult:
+    def execute(self, tool_name: str, params, *, confirmed: bool = False, tool_call_id: str = "",
+                untrusted: tuple[str, ...] = ()) -> ExecutionResult:
         """Run tool ``tool_name`` of the run with ``params``. ``confirmed``
         means the user approved this very call, so the confirmation gate is
         skipped; ``tool_call_id`` links the log row to the transcript. A
@@ -95,7 +101,7 @@ class Executor:
         # Sanitize first: the guard must judge exactly what will run.
         params = spec.sanitize(params)
         touched = touched_models(self.env, spec, params)
-        decision = self.guard.check(spec, touched, confirmed=confirmed, params=params)
+        decision = self.guard.check(spec, touched, confirmed=confirmed, params=params, untrusted=untrusted)
         if decision.verdict == DENY:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
@@ -105,13 +111,15 @@ class Executor:
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
-            with self.env.cr.savepoint(), guarding(operations):  # flushes on entry and on success
+            with self.env.cr.savepoint(), guarding(operations), collecting() as sources:  # flushes on entry/success
                 data = self._run(spec, params)
                 if operations.refusals:  # refused, but the tool caught the exception and went on
                     raise OperationRefused(operations.refusals[0])
                 if operations.confirmations:
                     raise ConfirmationNeeded(operations.confirmations[0])
-            result = ExecutionResult(True, data=data)
+            if spec.function is None and data is not None:  # code the addon does not own may return anything
+                sources.append(f"the result of {spec.label}")
+            result = ExecutionResult(True, data=data, untrusted=tuple(sources))
         except Exception as exc:
             if operations.confirmations and not operations.refusals:  # rolled back; ask, then run it again
                 return ExecutionResult(False, confirmation_needed=True,
@@ -176,4 +184,4 @@ class Executor:
             error_message=result.error or False,
             duration_ms=duration_ms,
         )
-        return ExecutionResult(result.success, result.data, result.error, duration_ms)
+        return ExecutionResult(result.success, result.data, result.error, duration_ms, untrusted=result.untrusted)

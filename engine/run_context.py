@@ -34,7 +34,9 @@ class RunContext:
     the agent's other tools, by name, with the reason. ``run_as_user_id`` is
     the user tool calls run as (the requesting user, or the agent's *Run As
     User*); ``company_ids`` the companies of the request; ``rules`` the
-    safety rules that apply to the requesting user, in sequence."""
+    safety rules that apply to the requesting user, in sequence;
+    ``confirm_after_untrusted`` whether changes ask for confirmation once
+    the conversation has shown the model free text from records."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -50,6 +52,7 @@ class RunContext:
     run_as_user_id: int
     company_ids: tuple[int, ...]
     rules: tuple[RuleSpec, ...] = ()
+    confirm_after_untrusted: bool = True
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -79,6 +82,7 @@ def build_run_context(agent, thread) -> RunContext:
         run_as_user_id=exec_env.uid,
         company_ids=tuple(thread.env.companies.ids),
         rules=thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user),
+        confirm_after_untrusted=agent.confirm_after_untrusted_content,
     )
 
 

@@ -122,7 +122,7 @@ class AgentRuntime:
         if approved and name in self.context.tools:
             result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id)
             self.transcript.add_tool_result(call_id, name, self.observer.observe(name, result),
-                                            success=result.success, data=result.data)
+                                            success=result.success, data=result.data, untrusted=result.untrusted)
         elif approved:
             self.transcript.add_tool_result(call_id, name, f"{name} is no longer available to this agent; nothing "
                                             "was run.", success=False)
@@ -182,7 +182,7 @@ class AgentRuntime:
                                                 success=False)
                 continue
             self.tool_call_count += 1
-            result = self.executor.execute_call(call, finish_reason)
+            result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted))
             if result.confirmation_needed:
                 request = ConfirmationRequest(call.id, call.name, call.arguments, result.confirmation_reason,
                                               self.context.tools[call.name].risk_level)
@@ -194,7 +194,7 @@ class AgentRuntime:
                         "confirmation of the previous call; call it again afterwards if still needed.", success=False)
                 return request
             self.transcript.add_tool_result(call.id, call.name, self.observer.observe(call.name, result),
-                                            success=result.success, data=result.data)
+                                            success=result.success, data=result.data, untrusted=result.untrusted)
         return None
 
     # -------------------------------------------------------------- LLM calls

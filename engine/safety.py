@@ -43,16 +43,17 @@ class SafetyGuard:
         self.env = env  # the run's environment: rules with a domain read the records a call names
 
     def check(self, spec: ToolSpec, touched: tuple[str, ...], confirmed: bool = False,
-              params: dict | None = None) -> SafetyDecision:
+              params: dict | None = None, untrusted: tuple[str, ...] = ()) -> SafetyDecision:
         """Run the chain in order, the first non-ALLOW verdict wins.
         ``touched`` are the models the call reaches (engine.touched_models);
         ``params`` its sanitized arguments; ``confirmed`` skips the
-        confirmation gate (the user approved this call)."""
+        confirmation gate (the user approved this call); ``untrusted`` where
+        the free text from records the model has seen came from."""
         decision = self._check_safety_rules(spec, touched, params or {})
         if decision.allowed:
             decision = self._check_model_access(touched)
         if decision.allowed and not confirmed:
-            decision = self._check_confirmation_needed(spec, touched)
+            decision = self._check_confirmation_needed(spec, touched, untrusted)
         return decision
 
     def _check_safety_rules(self, spec: ToolSpec, touched: tuple[str, ...], params: dict) -> SafetyDecision:
@@ -110,10 +111,14 @@ class SafetyGuard:
                 return SafetyDecision(DENY, f"the agent may only access: {', '.join(sorted(allowed))}")
         return SafetyDecision(ALLOW)
 
-    def _check_confirmation_needed(self, spec: ToolSpec, touched: tuple[str, ...]) -> SafetyDecision:
+    def _check_confirmation_needed(self, spec: ToolSpec, touched: tuple[str, ...],
+                                   untrusted: tuple[str, ...] = ()) -> SafetyDecision:
         """A change of Odoo's configuration (users, groups, companies, ir.*
         settings: engine.safety_rules.CONFIGURATION_MODELS) always asks,
-        whatever the policy; tool-level ``requires_confirmation`` asks; the agent's
+        whatever the policy; so does any change once the conversation has
+        shown the model free text from records (unless the agent turns it
+        off: that text may carry instructions aimed at the model); tool-level
+        ``requires_confirmation`` asks; the agent's
         ``require_confirmation`` asks for every write (``always``) or for
         destructive tools (``destructive``: high- and variable-risk by default)."""
         policy = self.context.require_confirmation
@@ -125,6 +130,10 @@ class SafetyGuard:
         if configuration and not spec.read_only:
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes Odoo's configuration "
                                                     f"({', '.join(configuration)}): always asked")
+        if untrusted and self.context.confirm_after_untrusted and not spec.read_only:
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data after the conversation showed the "
+                                                    f"model text from records ({', '.join(untrusted[:3])}), which "
+                                                    "may carry instructions")
         if spec.requires_confirmation and policy != "never":
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} always requires confirmation")
         if policy == "always" and not spec.read_only:

@@ -18,7 +18,7 @@ from .confirmation import ConfirmationRequest
 
 TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
 ROW_FIELDS = ("role", "content", "tool_call_id", "tool_call_id_generated", "tool_provider_data", "tool_name",
-              "tool_arguments")
+              "tool_arguments", "untrusted_content")
 
 
 class MessageFolder:
@@ -63,6 +63,9 @@ class Transcript:
         self.call_rows = {row.tool_call_id: row for row in rows if row.role == "tool_call"}
         self.call_ids = set(self.call_rows)
         self.new_ids: list[int] = []
+        # Where the free text from records the model has seen came from (tools/untrusted.py).
+        self.untrusted: list[str] = [f"an earlier result of {row.tool_name}" for row in rows
+                                     if row.role == "tool_result" and row.untrusted_content]
 
     @property
     def messages(self) -> list[dict]:
@@ -92,9 +95,12 @@ class Transcript:
             self.call_rows[call.id] = self._added(row)
 
     def add_tool_result(self, call_id: str, tool_name: str, text: str, *, success: bool, data=None,
-                        status: str | None = None):
+                        status: str | None = None, untrusted: tuple[str, ...] = ()):
+        """``untrusted``: the sources of the free text from records in ``text``."""
+        self.untrusted += [source for source in untrusted if source not in self.untrusted]
         return self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
-                                                       status=status, call=self.call_rows.get(call_id)))
+                                                       status=status, call=self.call_rows.get(call_id),
+                                                       untrusted=bool(untrusted)))
 
     def add_confirmation_request(self, request: ConfirmationRequest):
         return self._added(self.thread.request_confirmation(request))

@@ -62,6 +62,11 @@ class AgenticAiAgent(models.Model):
         ("destructive", "Destructive operations"),
         ("always", "Every write"),
     ], default="destructive", required=True)
+    confirm_after_untrusted_content = fields.Boolean(
+        string="Confirm After Record Text", default=True,
+        help="Once a conversation has shown the model free text from records (notes, descriptions, e-mails), "
+             "every change asks for confirmation, whatever the policy above: that text may carry instructions "
+             "aimed at the model.")
     user_ids = fields.Many2many(
         "res.users", "agentic_ai_agent_user_rel", "agent_id", "user_id", string="Allowed Users",
         help="Leave empty, with no groups either, to allow every AI user.")

@@ -142,10 +142,12 @@ class AgenticAiThread(models.Model):
         )
 
     @api.private
-    def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None, status=None, call=None):
+    def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None, status=None, call=None,
+                        untrusted=False):
         """Append a tool's observation and mark its call with ``status``:
         done, error (by default from ``success``) or rejected. ``call`` is the
-        call's row when the caller has it (else it is looked up)."""
+        call's row when the caller has it (else it is looked up);
+        ``untrusted`` that the observation holds free text from records."""
         self.ensure_one()
         status = status or ("done" if success else "error")
         if call is None:
@@ -155,6 +157,7 @@ class AgenticAiThread(models.Model):
         return self._add_message(
             "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
             tool_result_data=json.dumps(data, default=str)[:100000] if data is not None else False,
+            untrusted_content=bool(untrusted),
         )
 
     @api.private

@@ -33,6 +33,9 @@ class AgenticAiThreadMessage(models.Model):
         ("rejected", "Rejected"),
     ])
     tool_result_data = fields.Text(help="Structured result of the tool, as JSON.")
+    untrusted_content = fields.Boolean(
+        help="The result holds free text from records (notes, descriptions, e-mails): data that may carry "
+             "instructions aimed at the model.")
     input_tokens = fields.Integer()
     output_tokens = fields.Integer()
     user_id = fields.Many2one(related="thread_id.user_id", store=True, index=True)

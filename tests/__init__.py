@@ -1,6 +1,7 @@
 from . import test_agent_runtime
 from . import test_security
 from . import test_safety_rules
+from . import test_untrusted_content
 from . import test_tool_execution
 from . import test_tool_definitions
 from . import test_tool_arguments

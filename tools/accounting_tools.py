@@ -17,6 +17,7 @@ from .lookup import escape_like, find_record, find_record_among
 from .parsing import finite_number, line_objects, parse_date, parse_period, period_schema, positive_number
 from .registry import ToolError, agent_tool, record_ref
 from .summaries import invoice_summary, money
+from .untrusted import note_free_text_fields
 
 MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
 
@@ -154,6 +155,7 @@ def create_invoice(env, order=None, partner=None, lines=None, move_type="out_inv
     summary["lines"] = [{"product": line.product_id.display_name or False, "description": line.name,
                          "quantity": line.quantity, "price_unit": line.price_unit,
                          "subtotal": money(line.price_subtotal, move.currency_id)} for line in move.invoice_line_ids]
+    note_free_text_fields(env["account.move.line"], [{"name": line["description"]} for line in summary["lines"]])
     return {"invoices": [summary], "created": True}
 
 

@@ -12,6 +12,7 @@ from .lookup import get_model
 from .parsing import DEFAULT_LIMIT, clamp_limit
 from .registry import ToolError, agent_tool
 from .summaries import user_action_needed
+from .untrusted import note_free_text_fields
 
 # Spec 000 §5.1, verbatim.
 ALLOWED_METHODS = {
@@ -231,6 +232,7 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
         rows = records_model.search_read(dom, field_names, offset=int(offset or 0), limit=limit, order=order or None)
     except ValueError as exc:  # bad order clause, bad operator...
         raise ToolError(f"invalid search on {model}: {exc}") from None
+    note_free_text_fields(records_model, rows)
     return {"model": model, "total": total, "count": len(rows), "offset": int(offset or 0), "records": rows}
 
 
