@@ -31,12 +31,14 @@ PROTECTED_PREFIX = "agentic.ai."  # the addon's own models: no agent reads or ch
 # that runs later. A change to one of these always needs the user's
 # confirmation, whatever the agent's policy, where no rule forbids it
 # (issue 9, point 3). Business records Odoo keeps in ir.* models on the side
-# (attachments, sequences, cron triggers) are not configuration.
+# (attachments, sequences, cron triggers) and a user's own UI settings
+# (res.users.settings, written when Discuss is used) are not configuration.
 CONFIGURATION_MODELS = (
-    "res.users", "res.users.*", "res.groups", "res.groups.*", "res.company", "res.config.settings",
-    "*.config.settings", "ir.config_parameter", "ir.model", "ir.model.*", "ir.rule", "ir.cron", "ir.module.*",
-    "ir.ui.view", "ir.ui.menu", "ir.actions.*", "ir.mail_server", "ir.default", "mail.template",
-    "base.automation", "base.automation.*", "fetchmail.server", "auth.*", "iap.account",
+    "res.users", "res.users.apikeys*", "res.users.identitycheck", "res.users.deletion", "res.groups",
+    "res.groups.*", "res.company", "res.config.settings", "*.config.settings", "ir.config_parameter", "ir.model",
+    "ir.model.*", "ir.rule", "ir.cron", "ir.module.*", "ir.ui.view", "ir.ui.menu", "ir.actions.*",
+    "ir.mail_server", "ir.default", "mail.template", "base.automation", "base.automation.*", "fetchmail.server",
+    "auth_*", "iap.account",
 )
 
 

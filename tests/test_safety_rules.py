@@ -9,7 +9,7 @@ from odoo.tests import new_test_user, tagged
 
 from ..engine.executor import Executor
 from ..engine.run_context import build_run_context
-from ..engine.safety_rules import Operation, RuleSpec, matches, not_whitelisted
+from ..engine.safety_rules import Operation, RuleSpec, is_configuration, matches, not_whitelisted
 from .common import ToolCase, tool_call
 
 SYSADMIN_GROUPS = ("base.group_user,base.group_system,base.group_erp_manager,base.group_partner_manager,"
@@ -189,6 +189,11 @@ class TestSafetyRules(ToolCase):
         self.assertTrue(matches(("res.*", "sale.order"), "sale.order"))
         self.assertFalse(matches(("sale.order",), "sale.order.line"), "no pattern matches more than it says")
         self.assertFalse(matches(("res.?artner",), "res.partner"), "? is a plain character")
+        for model in ("res.users", "res.users.apikeys.description", "res.groups", "ir.actions.server",
+                      "auth_totp.device", "sale.config.settings", "ir.model.access"):
+            self.assertTrue(is_configuration(model), model)
+        for model in ("res.users.settings", "ir.attachment", "ir.sequence", "ir.cron.trigger", "res.partner"):
+            self.assertFalse(is_configuration(model), model)
         allow = (RuleSpec(1, "partners only", "r", "whitelist", "model", ("res.partner",)),)
         self.assertEqual(not_whitelisted(allow, Operation("odoo_search_read", "res.partner", "read")), "")
         self.assertIn("not on the allow list", not_whitelisted(allow, Operation("t", "sale.order", "read")))
