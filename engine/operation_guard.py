@@ -20,9 +20,14 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from .safety_rules import PROTECTED_PREFIX, Operation, RuleSpec, blacklisted, domain_holds, is_configuration
+from .safety_rules import PROTECTED_PREFIX, Operation, RuleSet, domain_holds, is_configuration
 
 _ACTIVE: ContextVar[OperationGuard | None] = ContextVar("agentic_ai_operation_guard", default=None)
+
+
+# Fields of a user's contact that reach the user's credentials (the login
+# e-mail, where password resets are sent).
+USER_CONTACT_FIELDS = frozenset({"email"})
 
 
 class OperationRefused(Exception):
@@ -40,7 +45,7 @@ class OperationGuard:
     ``rules`` are the run's safety rules; ``blocked_models`` the agent's
     blocked models; ``tool`` the name of the running tool."""
 
-    def __init__(self, tool: str, rules: tuple[RuleSpec, ...], blocked_models: frozenset[str],
+    def __init__(self, tool: str, rules: RuleSet, blocked_models: frozenset[str],
                  confirmed: bool = False):
         self.tool = tool
         self.rules = rules
@@ -57,8 +62,16 @@ class OperationGuard:
         if reason:
             self.refusals.append(reason)
             raise OperationRefused(reason)
-        if not self.confirmed and is_configuration(records._name):
+        if self.confirmed:
+            return
+        reason = ""
+        if is_configuration(records._name):
             reason = f"{self.tool} would {operation} {records._name}, which is Odoo's configuration"
+        elif records._name == "res.partner" and operation == "write" and set(field_names) & USER_CONTACT_FIELDS \
+                and records.sudo().user_ids:
+            reason = (f"{self.tool} would change the e-mail of a user's contact, where Odoo sends that user's "
+                      "password reset links")
+        if reason:
             self.confirmations.append(reason)
             raise ConfirmationNeeded(reason)
 
@@ -70,7 +83,7 @@ class OperationGuard:
         if model in self.blocked_models:
             return f"the agent may not change {model} (blocked model)"
         op = Operation(self.tool, model, operation, frozenset(field_names))
-        for rule in blacklisted(self.rules, op):
+        for rule in self.rules.refusing(op):
             if operation == "create" or domain_holds(rule, records):  # a record to create has no state yet
                 return f"{rule.reason} (safety rule {rule.name}: {operation} on {model})"
         return ""

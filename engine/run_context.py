@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..llm import LLMError, get_adapter
-from .safety_rules import RuleSpec
+from .safety_rules import RuleSet
 from .tool_spec import ToolSpec
 
 
@@ -51,7 +51,7 @@ class RunContext:
     user_id: int
     run_as_user_id: int
     company_ids: tuple[int, ...]
-    rules: tuple[RuleSpec, ...] = ()
+    rules: RuleSet = field(default_factory=RuleSet)
     confirm_after_untrusted: bool = True
 
     @property
@@ -81,7 +81,7 @@ def build_run_context(agent, thread) -> RunContext:
         user_id=thread.env.uid,
         run_as_user_id=exec_env.uid,
         company_ids=tuple(thread.env.companies.ids),
-        rules=thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user),
+        rules=RuleSet(thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user)),
         confirm_after_untrusted=agent.confirm_after_untrusted_content,
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .run_context import RunContext
-from .safety_rules import PROTECTED_PREFIX, Operation, blacklisted, domain_holds, is_configuration, not_whitelisted
+from .safety_rules import PROTECTED_PREFIX, Operation, domain_holds, is_configuration
 from .tool_spec import ToolSpec
 
 ALLOW = "allow"
@@ -69,18 +69,21 @@ class SafetyGuard:
         if spec.read_only:
             operations = [Operation(spec.name, model, "read") for model in touched or ("",)]
         elif spec.name in TOOL_OPERATIONS and touched:
-            operations = [Operation(spec.name, touched[0], TOOL_OPERATIONS[spec.name], fields)]
+            # The models its one2many/many2many values reach are created in or
+            # linked to, which may not go through their own write (a link row).
+            operations = [Operation(spec.name, touched[0], TOOL_OPERATIONS[spec.name], fields)] + [
+                Operation(spec.name, model, operation) for model in touched[1:] for operation in ("create", "write")]
         else:
-            rules = tuple(rule for rule in rules if rule.scope == "tool")
+            rules = rules.tool_rules
             operations = [Operation(spec.name, touched[0] if touched else "", "write", fields)]
         record_ids = params.get("record_ids") if isinstance(params.get("record_ids"), list) else []
         for op in operations:
-            refusing = [rule for rule in blacklisted(rules, op) if self._domain_holds(rule, op, record_ids)]
+            refusing = [rule for rule in rules.refusing(op) if self._domain_holds(rule, op, record_ids)]
             if refusing:
                 rule = refusing[0]
                 return SafetyDecision(DENY, f"{rule.reason} (safety rule {rule.name}: {op.operation} on "
                                             f"{op.model or spec.name})")
-            outside = not_whitelisted(rules, op)
+            outside = rules.outside_allow_lists(op)
             if outside:
                 return SafetyDecision(DENY, outside)
         return SafetyDecision(ALLOW)

@@ -136,6 +136,39 @@ def not_whitelisted(rules: tuple[RuleSpec, ...], op: Operation) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class RuleSet:
+    """The rules of one run (in sequence), with their verdicts on each
+    distinct operation kept: a run asks about the same few operations again
+    and again, and a rule's verdict (its domain aside) depends on nothing else."""
+    rules: tuple[RuleSpec, ...] = ()
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def refusing(self, op: Operation) -> tuple[RuleSpec, ...]:
+        """``blacklisted(self.rules, op)``, kept."""
+        key = ("refusing", op)
+        if key not in self._memo:
+            self._memo[key] = blacklisted(self.rules, op)
+        return self._memo[key]
+
+    def outside_allow_lists(self, op: Operation) -> str:
+        """``not_whitelisted(self.rules, op)``, kept."""
+        key = ("outside", op)
+        if key not in self._memo:
+            self._memo[key] = not_whitelisted(self.rules, op)
+        return self._memo[key]
+
+    @property
+    def tool_rules(self) -> RuleSet:
+        """The rules of scope tool alone (judging a call by its tool only)."""
+        if "tools" not in self._memo:
+            self._memo["tools"] = RuleSet(tuple(rule for rule in self.rules if rule.scope == "tool"))
+        return self._memo["tools"]
+
+
 def _concerns(scope: str, allow: list[RuleSpec], op: Operation) -> bool:
     """Whether an allow list of ``scope`` says anything about ``op``: a
     field allow list only about writes to the models it names."""

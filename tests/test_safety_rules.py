@@ -148,6 +148,62 @@ class TestSafetyRules(ToolCase):
         self.assertIn("safety rule Odd domain", self.execute(code, {}, self.sysadmin).error)
         self.assertTrue(partner.exists())
 
+    # ---------------------------------- ways around the presets, closed
+    def test_technical_setup_is_not_changed_by_the_generic_tools(self):
+        """JavaScript added to every page (an ir.asset), a scheduled job's
+        code (its ir.actions.server) or a trigger that runs it now: the
+        generic tools change none of Odoo's technical set-up."""
+        cron = self.env["ir.cron"].search([], limit=1)
+        attempts = [
+            ("odoo_create", {"model": "ir.asset", "values": {"name": "x", "bundle": "web.assets_backend",
+                                                              "path": "/_custom/web.assets_backend/x.js"}}),
+            ("odoo_write", {"model": "ir.actions.server", "record_ids": [cron.ir_actions_server_id.id],
+                            "values": {"code": "env['ir.config_parameter'].set_param('agentic.test', '1')"}}),
+            ("odoo_create", {"model": "ir.cron.trigger", "values": {"cron_id": cron.id,
+                                                                    "call_at": "2020-01-01 00:00:00"}}),
+        ]
+        for tool, params in attempts:
+            with self.subTest(model=params["model"]):
+                result = self.execute(tool, params, self.sysadmin)
+                if result.confirmation_needed:  # asked first (configuration): approved, the tool still refuses
+                    thread = self.new_thread(user=self.sysadmin)
+                    context = build_run_context(self.agent.with_user(self.sysadmin), thread)
+                    result = Executor(context, thread).execute(tool, params, confirmed=True)
+                self.assertFalse(result.success)
+                self.assertIn("technical set-up", result.error)
+        self.assertFalse(self.env["ir.asset"].search([("name", "=", "x"), ("bundle", "=", "web.assets_backend")]))
+
+    def test_an_entry_set_back_to_draft_is_still_not_deleted(self):
+        entry = self.posted_invoice(amount=12.0)
+        drafted = self.execute("odoo_method_call", {"model": "account.move", "record_ids": [entry.id],
+                                                    "method": "button_draft"}, self.sysadmin)
+        self.assertTrue(drafted.success, drafted.error)
+        self.assert_refused(self.execute("odoo_unlink", {"model": "account.move", "record_ids": [entry.id]},
+                                         self.sysadmin), "agentic_ai.safety_rule_no_posted_entry_delete")
+        self.assertTrue(entry.exists())
+
+    def test_record_rules_linked_through_a_group_are_refused(self):
+        rule = self.env["ir.rule"].search([("groups", "!=", False)], limit=1)
+        group = self.env.ref("base.group_user")
+        params = {"model": "res.groups", "record_ids": [group.id], "values": {"rule_groups": [[4, rule.id]]}}
+        thread = self.new_thread(user=self.sysadmin)
+        context = build_run_context(self.agent.with_user(self.sysadmin), thread)
+        result = Executor(context, thread).execute("odoo_write", params, confirmed=True)
+        self.assert_refused(result, "agentic_ai.safety_rule_no_record_rules")
+        self.assertNotIn(rule, group.rule_groups)
+
+    def test_the_login_email_of_a_user_waits_for_confirmation(self):
+        admin_partner = self.env.ref("base.user_admin").partner_id
+        email = admin_partner.email
+        asked = self.execute("odoo_write", {"model": "res.partner", "record_ids": [admin_partner.id],
+                                            "values": {"email": "attacker@example.com"}}, self.sysadmin)
+        self.assertTrue(asked.confirmation_needed)
+        self.assertIn("password reset", asked.confirmation_reason)
+        self.assertEqual(admin_partner.email, email)
+        customer = self.execute("odoo_write", {"model": "res.partner", "record_ids": [self.customer.id],
+                                               "values": {"email": "new@example.com"}}, self.sysadmin)
+        self.assertTrue(customer.success, "a customer without a user is not asked about")
+
     # ------------------------------------------ configuration always asks
     def test_a_change_of_odoo_configuration_always_asks_then_runs_once_approved(self):
         """Policy never, a Settings administrator: renaming the company still

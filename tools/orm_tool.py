@@ -39,6 +39,13 @@ SUMMARY_FIELDS = ("display_name", "name", "state", "partner_id", "date_order", "
 MAX_FIELDS = 25
 _NEVER_WRITE = {"id", "create_uid", "create_date", "write_uid", "write_date", "__last_update"}
 
+# Odoo's technical set-up: code (server actions, automation), views, assets
+# loaded in every browser, scheduled jobs and their triggers, settings. The
+# generic tools may read these models (where no safety rule forbids it) but
+# never create, write or delete them; attachments are business documents.
+TECHNICAL_PREFIXES = ("ir.", "base.")
+TECHNICAL_WRITABLE = frozenset({"ir.attachment"})
+
 # Records that only change through Odoo's business flows: the generic tools
 # may read them but not create, write or delete them (e.g. stock quantities
 # without a stock move, journal items of a posted entry).
@@ -63,6 +70,9 @@ def record_ids_param(description: str) -> dict:
 
 
 def _check_writable(model_name: str) -> None:
+    if model_name.startswith(TECHNICAL_PREFIXES) and model_name not in TECHNICAL_WRITABLE:
+        raise ToolError(f"{model_name} is part of Odoo's technical set-up (code, views, assets, scheduled jobs, "
+                        "settings): the generic create/write/delete tools do not change it")
     if model_name in PROTECTED_MODELS:
         raise ToolError(f"{model_name} records change only through {PROTECTED_MODELS[model_name]}, "
                         "not through the generic create/write/delete tools")
