@@ -38,7 +38,7 @@ CONFIGURATION_MODELS = (
     "res.groups.*", "res.company", "res.config.settings", "*.config.settings", "ir.config_parameter", "ir.model",
     "ir.model.*", "ir.rule", "ir.cron", "ir.module.*", "ir.ui.view", "ir.ui.menu", "ir.actions.*",
     "ir.mail_server", "ir.default", "mail.template", "base.automation", "base.automation.*", "fetchmail.server",
-    "auth_*", "iap.account",
+    "auth_*", "auth.*", "iap.account",
 )
 
 

@@ -246,7 +246,7 @@ class TestSafetyRules(ToolCase):
         self.assertFalse(matches(("sale.order",), "sale.order.line"), "no pattern matches more than it says")
         self.assertFalse(matches(("res.?artner",), "res.partner"), "? is a plain character")
         for model in ("res.users", "res.users.apikeys.description", "res.groups", "ir.actions.server",
-                      "auth_totp.device", "sale.config.settings", "ir.model.access"):
+                      "auth_totp.device", "auth.passkey.key", "sale.config.settings", "ir.model.access"):
             self.assertTrue(is_configuration(model), model)
         for model in ("res.users.settings", "ir.attachment", "ir.sequence", "ir.cron.trigger", "res.partner"):
             self.assertFalse(is_configuration(model), model)
