@@ -25,8 +25,11 @@ class AgenticAiSafetyRule(models.Model):
                               help="Why the rule exists; shown to the user and the model when it refuses.")
     sequence = fields.Integer(default=10)
     active = fields.Boolean(default=True)
-    rule_type = fields.Selection([("whitelist", "Whitelist (allow)"), ("blacklist", "Blacklist (deny)")],
-                                 required=True, default="blacklist")
+    rule_type = fields.Selection(
+        [("whitelist", "Whitelist (allow)"), ("blacklist", "Blacklist (deny)")], required=True, default="blacklist",
+        help="Blacklist: refuse what the rule matches. Whitelist: an allow list; once one whitelist rule of a "
+             "scope applies to a user, that user's agents may only do what a whitelist rule of that scope "
+             "matches (one model whitelist refuses every other model). A refusal always wins.")
     scope = fields.Selection([
         ("model", "Model"),
         ("operation", "Operation"),
@@ -35,8 +38,8 @@ class AgenticAiSafetyRule(models.Model):
     ], required=True, default="model",
         help="What the rule is about: a model (with an operation), an operation on any model, a tool, or "
              "fields of a model.")
-    model_name = fields.Char(default="*", help="Technical model names, comma-separated; * matches any "
-                                               "characters (res.users, ir.model.*, *).")
+    model_name = fields.Char(help="Technical model names, comma-separated; * matches any characters "
+                                  "(res.users, ir.model.*). Give * on purpose to mean every model.")
     operation = fields.Selection([
         ("read", "Read"),
         ("create", "Create"),
@@ -49,8 +52,10 @@ class AgenticAiSafetyRule(models.Model):
                                    "matches a create or write that sets one of them.")
     domain = fields.Char(help="Odoo domain the records must match (write and delete): e.g. only posted "
                               "journal entries. Empty: every record.")
-    user_ids = fields.Many2many("res.users", string="Users", help="Empty: every user.")
-    group_ids = fields.Many2many("res.groups", string="Groups", help="Empty: every group.")
+    user_ids = fields.Many2many("res.users", string="Users",
+                                help="Empty: every user. With groups too, a user must be listed and in a group.")
+    group_ids = fields.Many2many("res.groups", string="Groups",
+                                 help="Empty: any group. With users too, a user must be listed and in a group.")
 
     @api.constrains("scope", "model_name", "tool_name", "field_names", "domain")
     def _check_scope(self):

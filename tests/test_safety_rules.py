@@ -5,6 +5,7 @@ operation (judged before it runs) and through Python code that performs it
 operations roll the whole call back, even when the tool catches the
 refusal; allow lists, wildcards and user/group targeting; and a customer
 note that tells the agent to change the admin's password."""
+from odoo.exceptions import ValidationError
 from odoo.tests import new_test_user, tagged
 
 from ..engine.executor import Executor
@@ -90,6 +91,10 @@ class TestSafetyRules(ToolCase):
         self.assertFalse(self.env["ir.config_parameter"].get_param("agentic.test"))
         self.assertEqual(self.env["ir.module.module"].search([("name", "=", "crm")]).state, "installed")
         self.assertEqual(self.password_hash(self.sysadmin), before)
+
+    def test_a_rule_with_a_name_alone_is_refused_not_a_block_on_everything(self):
+        with self.assertRaisesRegex(ValidationError, "a model rule needs model names"):
+            self.Rule.create({"name": "my new rule"})
 
     def test_an_administrator_may_switch_a_preset_off(self):
         self.env.ref("agentic_ai.safety_rule_no_system_parameters").active = False
