@@ -99,8 +99,6 @@ def guarding(guard: OperationGuard):
         _ACTIVE.reset(token)
 
 
-def check_operation(records, operation: str, field_names=()) -> None:
-    """Judge an ORM operation with the active guard, if a tool is running."""
-    guard = _ACTIVE.get()
-    if guard is not None:
-        guard.check(records, operation, field_names)
+def active_guard() -> OperationGuard | None:
+    """The guard of the tool call running in this thread of execution, if any."""
+    return _ACTIVE.get()

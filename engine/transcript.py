@@ -64,8 +64,9 @@ class Transcript:
         self.call_ids = set(self.call_rows)
         self.new_ids: list[int] = []
         # Where the free text from records the model has seen came from (tools/untrusted.py).
-        self.untrusted: list[str] = [f"an earlier result of {row.tool_name}" for row in rows
-                                     if row.role == "tool_result" and row.untrusted_content]
+        self.untrusted: list[str] = list(dict.fromkeys(
+            f"an earlier result of {row.tool_name}" for row in rows
+            if row.role == "tool_result" and row.untrusted_content))
 
     @property
     def messages(self) -> list[dict]:

@@ -1,6 +1,6 @@
 from odoo import api, models
 
-from ..engine.operation_guard import check_operation
+from ..engine.operation_guard import active_guard
 
 
 class Base(models.AbstractModel):
@@ -11,15 +11,19 @@ class Base(models.AbstractModel):
 
     @api.model_create_multi
     def create(self, vals_list):
-        check_operation(self, "create", {name for vals in vals_list for name in vals})
+        guard = active_guard()
+        if guard is not None:
+            guard.check(self, "create", {name for vals in vals_list for name in vals})
         return super().create(vals_list)
 
     def write(self, vals):
-        if self:
-            check_operation(self, "write", vals)
+        guard = active_guard()
+        if guard is not None and self:
+            guard.check(self, "write", vals)
         return super().write(vals)
 
     def unlink(self):
-        if self:
-            check_operation(self, "unlink")
+        guard = active_guard()
+        if guard is not None and self:
+            guard.check(self, "unlink", ())
         return super().unlink()
