@@ -1,36 +1,95 @@
-"""A tool call waiting for its user's approval (spec 000 §4.2 c-iii): what
-the thread stores while paused, what the confirmation answer resumes and
-what callers are given to show."""
+"""A tool call waiting for its user's approval (spec 000 §4.2 c-iii, §7.3;
+seed 001: confirmation is a deterministic step, never the LLM's): what the
+thread stores while paused, what the confirmation answer resumes and what
+callers are given to show."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+
+# Why a call waits (SafetyDecision.source): a safety rule, the agent's or the
+# tool's confirmation policy, Odoo configuration, or record text seen earlier.
+SOURCES = ("rule", "policy", "tool", "configuration", "untrusted")
+
+
+def call_key(tool: str, params) -> str:
+    """The canonical text of a call (tool name and sanitized arguments with
+    sorted keys): two calls with the same key do exactly the same thing."""
+    return json.dumps([tool, params], sort_keys=True, default=str, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
 class ConfirmationRequest:
-    """``tool_call_id`` is the call's id in the transcript; ``arguments``
-    what the model sent; ``reason`` the safety guard's; ``risk_level`` the
-    tool's."""
+    """One call the user must approve, reject or cancel.
+
+    ``tool_call_id`` is the call's id in the transcript; ``arguments`` the
+    sanitized arguments that run, unchanged, once approved; ``reason`` why it
+    is asked and ``source`` which kind of check asked (``SOURCES``);
+    ``risk_level`` the tool's. What the call does, for the user to judge
+    (engine/confirmation_preview.py): ``model`` (technical name) and
+    ``model_label``; ``operation`` (create, write, unlink, ``method:NAME`` or
+    ``call``); ``records`` as ``[{"id", "name"}]``; ``changes`` as
+    ``[{"field", "label", "before", "after"}]`` with display values (before
+    is None for a new record)."""
     tool_call_id: str
     tool: str
     arguments: dict
     reason: str
     risk_level: str
+    source: str = "policy"
+    model: str = ""
+    model_label: str = ""
+    operation: str = "call"
+    records: tuple = ()
+    changes: tuple = ()
+    key: str = field(default="", compare=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data.update(records=list(self.records), changes=list(self.changes))
+        return data
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict())
+        return json.dumps(self.to_dict(), default=str)
 
     @classmethod
     def from_json(cls, text: str) -> ConfirmationRequest:
-        """Read what ``to_json`` wrote. Raises ValueError when it cannot."""
+        """Read what ``to_json`` wrote (also rows written before the
+        preview fields existed). Raises ValueError when it cannot."""
         try:
             data = json.loads(text)
             return cls(tool_call_id=str(data["tool_call_id"]), tool=str(data["tool"]),
                        arguments=dict(data["arguments"]), reason=str(data.get("reason", "")),
-                       risk_level=str(data.get("risk_level", "")))
-        except (TypeError, KeyError, AttributeError) as error:
+                       risk_level=str(data.get("risk_level", "")), source=str(data.get("source") or "policy"),
+                       model=str(data.get("model") or ""), model_label=str(data.get("model_label") or ""),
+                       operation=str(data.get("operation") or "call"),
+                       records=tuple(dict(r) for r in data.get("records") or ()),
+                       changes=tuple(dict(c) for c in data.get("changes") or ()),
+                       key=str(data.get("key") or ""))
+        except (TypeError, KeyError, AttributeError, ValueError) as error:
             raise ValueError(f"unreadable confirmation request: {error}") from None
+
+    def summary(self) -> str:
+        """The request in plain text, as the user reads it before answering:
+        what runs on which records, each change as ``before → after``, the
+        risk and why it is asked."""
+        target = f" on {self.model_label or self.model}" if self.model else ""
+        if self.model_label and self.model and self.model_label != self.model:
+            target += f" ({self.model})"
+        verb = {"create": "create a record", "write": "change", "unlink": "DELETE"}.get(
+            self.operation, f"run {self.operation[7:]}" if self.operation.startswith("method:") else "run")
+        lines = [f"Confirm {self.tool}: {verb}{target}."]
+        if self.records:
+            names = ", ".join(f"{r.get('name')} (#{r.get('id')})" for r in self.records[:20])
+            more = f" and {len(self.records) - 20} more" if len(self.records) > 20 else ""
+            lines.append(f"Records: {names}{more}.")
+        for change in self.changes[:30]:
+            label = change.get("label") or change.get("field")
+            if change.get("before") is None and self.operation != "write":
+                lines.append(f"- {label}: {change.get('after')}")
+            else:
+                lines.append(f"- {label}: {change.get('before')} → {change.get('after')}")
+        if len(self.changes) > 30:
+            lines.append(f"- … {len(self.changes) - 30} more values")
+        lines.append(f"Risk: {self.risk_level or 'unknown'}. Why confirmation is asked: {self.reason}")
+        return "\n".join(lines)

@@ -27,6 +27,8 @@ from ..llm import ToolCall
 from ..tools.registry import ToolError
 from ..tools.untrusted import collecting
 from .audit import AuditTrail
+from .confirmation import call_key
+from .confirmation_preview import describe_call
 from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, SafetyGuard
@@ -44,7 +46,10 @@ EXPECTED_ERRORS = (ToolError, UserError, ValidationError, AccessError, MissingEr
 class ExecutionResult:
     """Outcome of one tool call (spec §4.6). ``data`` is the tool's
     JSON-safe result; ``duration_ms`` wall time in milliseconds;
-    ``confirmation_needed`` means nothing ran and the user must approve;
+    ``confirmation_needed`` means nothing ran (or all was rolled back) and
+    the user must approve; ``confirmation`` then holds the keyword
+    arguments of the ``ConfirmationRequest`` but its id and tool (source,
+    arguments, key and what the call does: engine/confirmation_preview.py);
     ``untrusted`` where the free text from records in ``data`` came from
     (tools/untrusted.py)."""
     success: bool
@@ -54,6 +59,7 @@ class ExecutionResult:
     confirmation_needed: bool = False
     confirmation_reason: str = ""
     untrusted: tuple[str, ...] = ()
+    confirmation: dict | None = None
 
 
 class Executor:
@@ -66,11 +72,14 @@ class Executor:
         self.guard = SafetyGuard(context, self.env)
         self.audit = audit or AuditTrail(thread)
 
-    def execute_call(self, call: ToolCall, finish_reason: str = "", untrusted: tuple[str, ...] = ()) -> ExecutionResult:
+    def execute_call(self, call: ToolCall, finish_reason: str = "", untrusted: tuple[str, ...] = (),
+                     rejected: frozenset[str] = frozenset()) -> ExecutionResult:
         """Run a call as the model sent it. A call that cannot be run (a
         name or arguments the model got wrong) gets an error result naming
         the problem, and is logged like any other. ``untrusted``: where the
-        free text from records the model has seen so far came from."""
+        free text from records the model has seen so far came from;
+        ``rejected``: the ``call_key`` of the calls the user rejected in
+        this turn, refused again without asking."""
         if call.parse_error and call.parse_error.startswith("invalid tool name"):
             error = f"{call.parse_error}; call only: {', '.join(sorted(self.context.tools))}"
         elif call.parse_error:
@@ -78,16 +87,19 @@ class Executor:
                    "shorter call." if finish_reason == "length" else "")
             error = f"the arguments of {call.name} are not valid JSON, nothing was run: {call.parse_error}.{cut}"
         else:
-            return self.execute(call.name, call.arguments, tool_call_id=call.id, untrusted=untrusted)
+            return self.execute(call.name, call.arguments, tool_call_id=call.id, untrusted=untrusted,
+                                rejected=rejected)
         return self._record(call.name, call.raw_arguments or call.arguments, (), time.monotonic(),
                             ExecutionResult(False, error=error), call.id)
 
     def execute(self, tool_name: str, params, *, confirmed: bool = False, tool_call_id: str = "",
-                untrusted: tuple[str, ...] = ()) -> ExecutionResult:
+                untrusted: tuple[str, ...] = (), rejected: frozenset[str] = frozenset()) -> ExecutionResult:
         """Run tool ``tool_name`` of the run with ``params``. ``confirmed``
         means the user approved this very call, so the confirmation gate is
-        skipped; ``tool_call_id`` links the log row to the transcript. A
-        call that needs confirmation is not run and not logged."""
+        skipped; ``tool_call_id`` links the log row to the transcript;
+        ``untrusted`` and ``rejected`` as for ``execute_call``. A call that
+        needs confirmation is not run and not logged (the thread logs the
+        request)."""
         started = time.monotonic()
         spec = self.context.tools.get(tool_name)
         if spec is None:
@@ -101,13 +113,21 @@ class Executor:
         # Sanitize first: the guard must judge exactly what will run.
         params = spec.sanitize(params)
         touched = touched_models(self.env, spec, params)
+        key = call_key(tool_name, params)
+        if key in rejected and not confirmed:
+            return self._record(tool_name, params, touched, started, ExecutionResult(
+                False, error=f"[CONFIRMATION_REJECTED] the user already rejected this exact call of {tool_name} in "
+                             "this request; it was not run and will not be asked again. Do something else, or ask "
+                             "the user what they want."), tool_call_id)
         decision = self.guard.check(spec, touched, confirmed=confirmed, params=params, untrusted=untrusted)
         if decision.verdict == DENY:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
-            return ExecutionResult(False, confirmation_needed=True, confirmation_reason=decision.reason)
+            return self._ask(decision.reason, decision.source, params, key, describe_call(self.env, spec, params,
+                                                                                           touched))
         operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, confirmed)
+        snapshot = None  # kept for a call whose changes stay
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
@@ -120,16 +140,23 @@ class Executor:
             if spec.function is None and data is not None:  # code the addon does not own may return anything
                 sources.append(f"the result of {spec.label}")
             result = ExecutionResult(True, data=data, untrusted=tuple(sources))
+            snapshot = operations.snapshots + ([{"records_not_kept": operations.snapshot_overflow}]
+                                               if operations.snapshot_overflow else [])
         except Exception as exc:
             if operations.confirmations and not operations.refusals:  # rolled back; ask, then run it again
-                return ExecutionResult(False, confirmation_needed=True,
-                                       confirmation_reason=operations.confirmations[0])
+                return self._ask(operations.confirmations[0], "configuration", params, key, operations.pending or {})
             # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
             if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
             result = ExecutionResult(False, error=self._describe(error, spec))
-        return self._record(tool_name, params, touched, started, result, tool_call_id)
+        return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
+
+    @staticmethod
+    def _ask(reason: str, source: str, params: dict, key: str, preview: dict) -> ExecutionResult:
+        """The result of a call that waits for the user's confirmation."""
+        return ExecutionResult(False, confirmation_needed=True, confirmation_reason=reason, confirmation={
+            "source": source, "arguments": params, "key": key, **preview})
 
     def _run(self, spec: ToolSpec, params: dict):
         """Call the tool in the run's environment; returns JSON-safe data."""
@@ -166,8 +193,10 @@ class Executor:
         return f"{label}{message}{suffix}"
 
     def _record(self, tool_name: str, params, touched: tuple[str, ...], started: float, result: ExecutionResult,
-                tool_call_id: str) -> ExecutionResult:
-        """``result`` with its duration, after writing its audit row."""
+                tool_call_id: str, snapshot: list | None = None) -> ExecutionResult:
+        """``result`` with its duration, after writing its audit row;
+        ``snapshot`` the values the call's writes and deletes changed
+        (``OperationGuard.snapshots``)."""
         duration_ms = int((time.monotonic() - started) * 1000)
         data = result.data if isinstance(result.data, dict) else {}
         record_ids = data.get("ids") or ([data["id"]] if isinstance(data.get("id"), int) else None)
@@ -179,7 +208,9 @@ class Executor:
             record_ids=record_ids,
             input_data=params,
             output_data=result.data,
-            before_snapshot=data.get("before"),
+            before_snapshot=snapshot or False,
+            run_as_user_id=(self.context.run_as_user_id
+                            if self.context.run_as_user_id != self.context.user_id else False),
             success=result.success,
             error_message=result.error or False,
             duration_ms=duration_ms,

@@ -12,6 +12,12 @@ Odoo's configuration in a call the user has not approved raises
 ``ConfirmationNeeded`` the same way: the call is rolled back and the user
 is asked; once approved, it runs again with ``confirmed``.
 
+Each write and delete the guard lets through first records the values it
+is about to change (spec §7.4 ``before_snapshot``): for a write the written
+fields, for a delete every stored field, of every record, whoever the
+business code runs as (the snapshot is read in the operation's own
+environment, and only AI administrators read it in the log).
+
 Reads, and the allow lists, are judged before the tool runs, on what the
 call declares (engine/safety.py): Odoo's business code reads many models,
 and writes some (chatter, stock moves), on its own."""
@@ -20,6 +26,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from odoo.exceptions import AccessError, MissingError
+
+from .confirmation_preview import describe_operation
 from .safety_rules import PROTECTED_PREFIX, Operation, RuleSet, domain_holds, is_configuration
 
 _ACTIVE: ContextVar[OperationGuard | None] = ContextVar("agentic_ai_operation_guard", default=None)
@@ -28,6 +37,7 @@ _ACTIVE: ContextVar[OperationGuard | None] = ContextVar("agentic_ai_operation_gu
 # Fields of a user's contact that reach the user's credentials (the login
 # e-mail, where password resets are sent).
 USER_CONTACT_FIELDS = frozenset({"email"})
+MAX_SNAPSHOT_RECORDS = 200  # records whose values one tool call keeps; beyond, only their ids
 
 
 class OperationRefused(Exception):
@@ -53,30 +63,64 @@ class OperationGuard:
         self.confirmed = confirmed  # the user approved this very call
         self.refusals: list[str] = []
         self.confirmations: list[str] = []
+        self.pending: dict | None = None  # the first operation that asked, described for the user
+        self.snapshots: list[dict] = []   # before_snapshot: [{"model", "id", "values"}] in order
+        self.snapshot_overflow = 0         # records changed beyond MAX_SNAPSHOT_RECORDS
 
-    def check(self, records, operation: str, field_names) -> None:
+    def check(self, records, operation: str, values: dict) -> None:
         """Raise OperationRefused if ``operation`` (create/write/unlink) on
-        ``records`` (the model for a create), setting ``field_names``, is
-        refused, ConfirmationNeeded if it needs the user's approval first."""
-        reason = self.refusal(records, operation, field_names)
+        ``records`` (the model for a create), setting ``values`` (field name
+        to value; ``{}`` for a delete), is refused, ConfirmationNeeded if it
+        needs the user's approval first; else keep the records' values
+        before a write or delete (``snapshots``)."""
+        reason = self.refusal(records, operation, values)
         if reason:
             self.refusals.append(reason)
             raise OperationRefused(reason)
-        if self.confirmed:
-            return
+        if not self.confirmed:
+            self._ask_confirmation(records, operation, values)
+        if operation != "create":
+            self._snapshot(records, None if operation == "unlink" else list(values))
+
+    def _ask_confirmation(self, records, operation: str, values: dict) -> None:
+        """Raise ConfirmationNeeded for changes that always ask."""
         reason = ""
         if is_configuration(records._name):
             reason = f"{self.tool} would {operation} {records._name}, which is Odoo's configuration"
-        elif records._name == "res.partner" and operation == "write" and set(field_names) & USER_CONTACT_FIELDS \
+        elif records._name == "res.partner" and operation == "write" and set(values) & USER_CONTACT_FIELDS \
                 and records.sudo().user_ids:
             reason = (f"{self.tool} would change the e-mail of a user's contact, where Odoo sends that user's "
                       "password reset links")
         if reason:
             self.confirmations.append(reason)
+            if self.pending is None:
+                self.pending = describe_operation(records, operation, values)
             raise ConfirmationNeeded(reason)
 
+    def _snapshot(self, records, field_names: list[str] | None) -> None:
+        """Keep ``records``' current values of ``field_names`` (when None, of
+        every stored field the operation's user may read but files and
+        one2many lines)."""
+        records = records.browse([id_ for id_ in records._ids if isinstance(id_, int)])  # not onchange drafts
+        room = MAX_SNAPSHOT_RECORDS - len(self.snapshots)
+        self.snapshot_overflow += max(0, len(records) - room)
+        records = records[:max(room, 0)]
+        if not records:
+            return
+        fields = records._fields
+        names = [name for name in (field_names if field_names is not None else fields)
+                 if name in fields and fields[name].store and fields[name].type not in ("binary", "one2many")
+                 and name not in ("create_uid", "write_uid", "create_date", "write_date")
+                 and (field_names is not None or records._has_field_access(fields[name], "read"))]
+        try:
+            rows = records.read(names, load=None)
+        except (AccessError, MissingError) as error:  # the operation itself decides; the log says why
+            rows = [{"id": record.id, "unreadable": type(error).__name__} for record in records]
+        self.snapshots += [{"model": records._name, "id": row.pop("id"), "values": row} for row in rows]
+
     def refusal(self, records, operation: str, field_names) -> str:
-        """Why the operation is refused, or ``""``."""
+        """Why the operation is refused, or ``""`` (``field_names``: an
+        iterable of the field names it sets)."""
         model = records._name
         if model.startswith(PROTECTED_PREFIX):
             return f"agents may not change {model} (the agent's own data)"

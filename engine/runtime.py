@@ -15,7 +15,7 @@ from odoo.exceptions import UserError
 
 from ..llm import LLMError, TokenTracker
 from .audit import AuditTrail
-from .confirmation import ConfirmationRequest
+from .confirmation import ConfirmationRequest, call_key
 from .executor import Executor
 from .observer import Observer
 from .run_context import ProviderSpec, build_run_context
@@ -102,20 +102,14 @@ class AgentRuntime:
         return self._react_loop()
 
     def resume_after_confirmation(self, approved: bool, reason: str = "") -> AgentResult:
-        """Continue a paused run: execute the pending call when approved, else
-        give the model ``[CONFIRMATION_REJECTED]`` and let it reason on."""
-        self._lock_thread()
-        self.transcript = Transcript(self.thread)
-        try:
-            request = ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
-        except (ValueError, RecursionError):
-            # Nothing can be approved: say so and free the conversation rather than leave it waiting.
-            reply = self.env._("The call waiting for your confirmation could not be read, so nothing was run. "
-                               "Please ask again.")
-            self.thread._set_runtime_state(pending_confirmation=False)
-            self.transcript.add_assistant(reply)
-            self.audit.record("error", success=False, error_message="unreadable pending confirmation")
-            return self._end_turn("error", reply, error="unreadable pending confirmation")
+        """Continue a paused run: execute exactly the pending call, once,
+        when approved (no LLM call decides anything before it runs), else
+        give the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let it
+        reason on; the same call is then refused without asking for the rest
+        of the turn (engine/executor.py)."""
+        request = self._pending_request()
+        if isinstance(request, AgentResult):
+            return request
         self.transcript.add_confirmation_response(request, approved, reason)
         self.thread._set_runtime_state(state="executing", pending_confirmation=False)
         name, call_id = request.tool, request.tool_call_id
@@ -132,6 +126,38 @@ class AgentRuntime:
                                             "Do not run it again; propose another way or ask the user.",
                                             success=False, status="rejected")
         return self._react_loop()
+
+    def cancel_confirmation(self) -> AgentResult:
+        """End a paused turn at the user's word: the pending call is not
+        run, the model is not called, the conversation is free again."""
+        request = self._pending_request()
+        if isinstance(request, AgentResult):
+            return request
+        self.transcript.add_confirmation_response(request, False, "", cancelled=True)
+        self.transcript.add_tool_result(request.tool_call_id, request.tool, f"[CANCELLED] The user cancelled this "
+                                        f"request before {request.tool} ran; nothing was run.", success=False,
+                                        status="cancelled")
+        reply = self.env._("Cancelled: %s was not run, and nothing else will be done for this request.",
+                           request.tool)
+        self.thread._set_runtime_state(pending_confirmation=False)
+        self.transcript.add_assistant(reply)
+        return self._end_turn("completed", reply)
+
+    def _pending_request(self) -> ConfirmationRequest | AgentResult:
+        """The paused call, with the transcript loaded; when it cannot be
+        read, the turn ended with an error (an ``AgentResult``) so that the
+        conversation is never left waiting for an answer nothing can take."""
+        self._lock_thread()
+        self.transcript = Transcript(self.thread)
+        try:
+            return ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
+        except (ValueError, RecursionError):
+            reply = self.env._("The call waiting for your confirmation could not be read, so nothing was run. "
+                               "Please ask again.")
+            self.thread._set_runtime_state(pending_confirmation=False)
+            self.transcript.add_assistant(reply)
+            self.audit.record("error", success=False, error_message="unreadable pending confirmation")
+            return self._end_turn("error", reply, error="unreadable pending confirmation")
 
     # ------------------------------------------------------------------ ReAct
     def _react_loop(self) -> AgentResult:
@@ -166,7 +192,7 @@ class AgentRuntime:
                 self.transcript.add_tool_calls(calls, content=response.content or "")
                 paused = self._run_calls(calls, response.finish_reason)
                 if paused:
-                    return self._end_turn("waiting_confirmation", paused.reason, confirmation=paused)
+                    return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
         reply = LIMIT_REPLY.format(n=self.context.max_iterations)
         self.transcript.add_assistant(reply)
         return self._end_turn("completed", reply)
@@ -182,10 +208,12 @@ class AgentRuntime:
                                                 success=False)
                 continue
             self.tool_call_count += 1
-            result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted))
+            result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted),
+                                                rejected=self._rejected_keys())
             if result.confirmation_needed:
-                request = ConfirmationRequest(call.id, call.name, call.arguments, result.confirmation_reason,
-                                              self.context.tools[call.name].risk_level)
+                request = ConfirmationRequest(call.id, call.name, reason=result.confirmation_reason,
+                                              risk_level=self.context.tools[call.name].risk_level,
+                                              **result.confirmation)
                 self.audit.flush()  # the thread logs the request itself, after what came before it
                 self.transcript.add_confirmation_request(request)
                 for later in calls[index + 1:]:
@@ -196,6 +224,15 @@ class AgentRuntime:
             self.transcript.add_tool_result(call.id, call.name, self.observer.observe(call.name, result),
                                             success=result.success, data=result.data, untrusted=result.untrusted)
         return None
+
+    def _rejected_keys(self) -> frozenset[str]:
+        """The ``call_key`` of each call the user rejected in this turn."""
+        keys = set()
+        for name, arguments in self.transcript.rejected_calls:
+            spec = self.context.tools.get(name)
+            if spec is not None and not spec.validate(arguments):
+                keys.add(call_key(name, spec.sanitize(arguments)))
+        return frozenset(keys)
 
     # -------------------------------------------------------------- LLM calls
     def _retry_delay(self) -> float:

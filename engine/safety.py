@@ -26,9 +26,11 @@ TOOL_OPERATIONS = {"odoo_create": "create", "odoo_write": "write", "odoo_unlink"
 @dataclass(frozen=True)
 class SafetyDecision:
     """``verdict`` is ALLOW, CONFIRM_REQUIRED or DENY; ``reason`` says why
-    in words the model and the user can act on."""
+    in words the model and the user can act on; ``source`` which check
+    decided (engine.confirmation.SOURCES)."""
     verdict: str
     reason: str = ""
+    source: str = ""
 
     @property
     def allowed(self) -> bool:
@@ -82,10 +84,10 @@ class SafetyGuard:
             if refusing:
                 rule = refusing[0]
                 return SafetyDecision(DENY, f"{rule.reason} (safety rule {rule.name}: {op.operation} on "
-                                            f"{op.model or spec.name})")
+                                            f"{op.model or spec.name})", "rule")
             outside = rules.outside_allow_lists(op)
             if outside:
-                return SafetyDecision(DENY, outside)
+                return SafetyDecision(DENY, outside, "rule")
         return SafetyDecision(ALLOW)
 
     def _domain_holds(self, rule, op: Operation, record_ids: list) -> bool:
@@ -132,15 +134,17 @@ class SafetyGuard:
         configuration = [model for model in touched if is_configuration(model)] if declares else []
         if configuration and not spec.read_only:
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes Odoo's configuration "
-                                                    f"({', '.join(configuration)}): always asked")
+                                                    f"({', '.join(configuration)}): always asked", "configuration")
         if untrusted and self.context.confirm_after_untrusted and not spec.read_only:
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data after the conversation showed the "
                                                     f"model text from records ({', '.join(untrusted[:3])}), which "
-                                                    "may carry instructions")
+                                                    "may carry instructions", "untrusted")
         if spec.requires_confirmation and policy != "never":
-            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} always requires confirmation")
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} always requires confirmation", "tool")
         if policy == "always" and not spec.read_only:
-            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data ({spec.risk_level} risk)")
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data ({spec.risk_level} risk): the "
+                                                    "agent asks before every change", "policy")
         if policy == "destructive" and spec.is_destructive:
-            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} is a {spec.risk_level}-risk operation")
+            return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} is a {spec.risk_level}-risk operation: the "
+                                                    "agent asks before destructive changes", "policy")
         return SafetyDecision(ALLOW)

@@ -18,7 +18,7 @@ from .confirmation import ConfirmationRequest
 
 TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
 ROW_FIELDS = ("role", "content", "tool_call_id", "tool_call_id_generated", "tool_provider_data", "tool_name",
-              "tool_arguments", "untrusted_content")
+              "tool_arguments", "untrusted_content", "tool_status")
 
 
 class MessageFolder:
@@ -67,6 +67,13 @@ class Transcript:
         self.untrusted: list[str] = list(dict.fromkeys(
             f"an earlier result of {row.tool_name}" for row in rows
             if row.role == "tool_result" and row.untrusted_content))
+        # The calls the user rejected since their last message: ``[(tool, arguments)]``.
+        self.rejected_calls: list[tuple[str, dict]] = []
+        for row in rows:
+            if row.role == "user":
+                self.rejected_calls = []
+            elif row.role == "tool_result" and row.tool_status == "rejected" and row.tool_call_id in self.call_rows:
+                self.rejected_calls.append((row.tool_name, self.call_rows[row.tool_call_id]._get_arguments()))
 
     @property
     def messages(self) -> list[dict]:
@@ -83,6 +90,7 @@ class Transcript:
 
     # ------------------------------------------------------------- appending
     def add_user(self, text: str):
+        self.rejected_calls = []  # a new request: the user may now want what they refused before
         return self._added(self.thread.add_user_message(text))
 
     def add_assistant(self, text: str, **usage):
@@ -99,6 +107,8 @@ class Transcript:
                         status: str | None = None, untrusted: tuple[str, ...] = ()):
         """``untrusted``: the sources of the free text from records in ``text``."""
         self.untrusted += [source for source in untrusted if source not in self.untrusted]
+        if status == "rejected" and call_id in self.call_rows:
+            self.rejected_calls.append((tool_name, self.call_rows[call_id]._get_arguments()))
         return self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
                                                        status=status, call=self.call_rows.get(call_id),
                                                        untrusted=bool(untrusted)))
@@ -106,8 +116,9 @@ class Transcript:
     def add_confirmation_request(self, request: ConfirmationRequest):
         return self._added(self.thread.request_confirmation(request))
 
-    def add_confirmation_response(self, request: ConfirmationRequest, approved: bool, reason: str):
-        return self._added(self.thread.add_confirmation_response(request, approved, reason))
+    def add_confirmation_response(self, request: ConfirmationRequest, approved: bool, reason: str,
+                                  cancelled: bool = False):
+        return self._added(self.thread.add_confirmation_response(request, approved, reason, cancelled=cancelled))
 
     # ---------------------------------------------------------------- calls
     def normalize_calls(self, calls: list[ToolCall]) -> list[ToolCall]:

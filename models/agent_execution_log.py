@@ -54,6 +54,10 @@ class AgenticAiExecutionLog(models.Model):
     agent_id = fields.Many2one("agentic.ai.agent", index=True, ondelete="set null", readonly=True)
     user_id = fields.Many2one("res.users", index=True, readonly=True, ondelete="set null",
                               help="The user the agent acted for.")
+    run_as_user_id = fields.Many2one(
+        "res.users", string="Run As", readonly=True, ondelete="set null", index="btree_not_null",
+        help="Set when the tool call ran as the agent's Run As User (set by an administrator) instead of the "
+             "requesting user: its rights, not the requester's, applied.")
     company_id = fields.Many2one("res.company", readonly=True, ondelete="set null")
     # Spec §3.7 also names orm_operation, plan_generated and plan_revised: they
     # come with the ORM-level safety checks and the planner that write them.
@@ -72,7 +76,11 @@ class AgenticAiExecutionLog(models.Model):
     llm_model = fields.Char(readonly=True)
     input_data = fields.Text(readonly=True, help="Parameters or request, as JSON.")
     output_data = fields.Text(readonly=True, help="Result, as JSON.")
-    before_snapshot = fields.Text(readonly=True, help="Values before a write or delete, as JSON (for undo).")
+    before_snapshot = fields.Text(
+        readonly=True, groups="agentic_ai.group_agentic_ai_admin",
+        help="Values of every record and field the call changed or deleted, before it did, as JSON "
+             "[{model, id, values}] (for undo; spec 000 §7.4). Business code may have changed records the "
+             "requesting user cannot read, so only AI administrators read it.")
     success = fields.Boolean(default=True, readonly=True)
     error_message = fields.Text(readonly=True)
     duration_ms = fields.Integer(readonly=True)

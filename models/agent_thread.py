@@ -48,6 +48,9 @@ class AgenticAiThread(models.Model):
     pending_message = fields.Text(help="User message queued for the asynchronous processor (cron).")
     async_requested_at = fields.Datetime(index=True)
     last_error = fields.Text(readonly=True)
+    pending_summary = fields.Text(string="Waiting for your confirmation", compute="_compute_pending_summary",
+                                  help="What the paused call would do: records by name, values before → after, "
+                                       "risk and why it is asked.")
     draft_message = fields.Text(string="Message", help="Typed in the conversation form; sent by the Send button.")
     total_input_tokens = fields.Integer(compute="_compute_usage")
     total_output_tokens = fields.Integer(compute="_compute_usage")
@@ -59,6 +62,12 @@ class AgenticAiThread(models.Model):
             [("thread_id", "in", self.ids)], ["thread_id"], ["__count"]))
         for thread in self:
             thread.message_count = counts.get(thread, 0)
+
+    @api.depends("pending_confirmation", "state")
+    def _compute_pending_summary(self):
+        for thread in self:
+            pending = thread.get_pending_confirmation() if thread.id else False
+            thread.pending_summary = pending["summary"] if pending else False
 
     @api.depends("execution_log_ids")
     def _compute_usage(self):
@@ -186,6 +195,23 @@ class AgenticAiThread(models.Model):
         reason, self.draft_message = (self.draft_message or "").strip(), False
         self.handle_confirmation(False, reason)
 
+    def action_cancel_confirmation(self):
+        self.ensure_one()
+        self.cancel_confirmation()
+
+    def action_review_confirmation(self):
+        """Open the confirmation wizard on the pending call."""
+        self.ensure_one()
+        self._check_waiting()
+        return {
+            "type": "ir.actions.act_window",
+            "name": self.env._("Confirm the agent's action"),
+            "res_model": "agentic.ai.confirm.wizard",
+            "view_mode": "form",
+            "target": "new",
+            "context": {"default_thread_id": self.id},
+        }
+
     # ----------------------------------------------------------- confirmation
     @api.private
     def request_confirmation(self, request: ConfirmationRequest):
@@ -193,38 +219,72 @@ class AgenticAiThread(models.Model):
         it. Returns the transcript row."""
         self.ensure_one()
         self._set_runtime_state(state="waiting_confirmation", pending_confirmation=request.to_json())
-        message = self._add_message("confirmation_request", request.reason, tool_call_id=request.tool_call_id,
+        message = self._add_message("confirmation_request", request.summary(), tool_call_id=request.tool_call_id,
                                     tool_name=request.tool, tool_arguments=json.dumps(request.arguments))
         self.env["agentic.ai.execution.log"].log(
             "confirmation_request", thread=self, tool_name=request.tool, tool_call_id=request.tool_call_id,
+            model_name=request.model or False, record_ids=[r.get("id") for r in request.records] or None,
             input_data=request.to_dict())
         return message
 
     @api.private
-    def add_confirmation_response(self, request: ConfirmationRequest, approved, reason=""):
-        """Record the user's answer to ``request``. Returns the transcript row."""
+    def add_confirmation_response(self, request: ConfirmationRequest, approved, reason="", cancelled=False):
+        """Record the user's answer to ``request`` (``cancelled``: the user
+        ended the turn instead). Returns the transcript row."""
         self.ensure_one()
-        message = self._add_message("confirmation_response", "approved" if approved else f"rejected: {reason}".strip(),
-                                    tool_call_id=request.tool_call_id, tool_name=request.tool)
+        answer = "cancelled" if cancelled else "approved" if approved else f"rejected: {reason}".strip()
+        message = self._add_message("confirmation_response", answer, tool_call_id=request.tool_call_id,
+                                    tool_name=request.tool)
         self.env["agentic.ai.execution.log"].log(
             "confirmation_response", thread=self, tool_name=request.tool, tool_call_id=request.tool_call_id,
-            input_data={"approved": approved, "reason": reason, "arguments": request.arguments})
+            model_name=request.model or False, record_ids=[r.get("id") for r in request.records] or None,
+            input_data={"approved": approved, "cancelled": cancelled, "reason": reason,
+                        "arguments": request.arguments})
         return message
 
-    def handle_confirmation(self, approved, reason=None):
+    def get_pending_confirmation(self):
+        """The call waiting for the user's answer as a dict (see
+        ``ConfirmationRequest``: tool, arguments, model, records by name,
+        changes before → after, risk_level, reason, source) plus its
+        ``summary`` text, or False when none waits."""
+        self.ensure_one()
+        if self.state != "waiting_confirmation" or not self.pending_confirmation:
+            return False
+        try:
+            request = ConfirmationRequest.from_json(self.pending_confirmation)
+        except ValueError:
+            return False
+        return {**request.to_dict(), "summary": request.summary()}
+
+    def handle_confirmation(self, approved, reason=None, tool_call_id=None):
         """Resume the paused run: execute the pending call when ``approved``,
         else tell the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let
-        it choose another way. Returns the runtime's ``AgentResult``."""
-        self.ensure_one()
-        self._check_owner_access()
-        self.agent_id._check_runnable(self.env.user)
-        if self.state != "waiting_confirmation" or not self.pending_confirmation:
-            raise UserError(self.env._("This conversation is not waiting for a confirmation."))
+        it choose another way. ``tool_call_id``, when given, must be the
+        pending call's (the answer is for the call the user saw). Returns
+        the runtime's ``AgentResult``."""
+        self._check_waiting()
+        if tool_call_id is not None and tool_call_id != (self.get_pending_confirmation() or {}).get("tool_call_id"):
+            raise UserError(self.env._("This conversation is waiting for another action than the one you answered; "
+                                       "nothing was run."))
         if not isinstance(approved, bool):
             raise UserError(self.env._("approved must be true or false."))
         if reason is not None and not isinstance(reason, str):
             raise UserError(self.env._("The reason must be a text."))
         return AgentRuntime(self.agent_id, self).resume_after_confirmation(approved, clean_text(reason, 2000))
+
+    def cancel_confirmation(self):
+        """End the paused turn without running the pending call and without
+        calling the model. Returns the runtime's ``AgentResult``."""
+        self._check_waiting()
+        return AgentRuntime(self.agent_id, self).cancel_confirmation()
+
+    def _check_waiting(self):
+        """Raise unless this is the user's own thread waiting for an answer."""
+        self.ensure_one()
+        self._check_owner_access()
+        self.agent_id._check_runnable(self.env.user)
+        if self.state != "waiting_confirmation" or not self.pending_confirmation:
+            raise UserError(self.env._("This conversation is not waiting for a confirmation."))
 
     # ------------------------------------------------------------------ access
     def _check_owner_access(self):

@@ -31,6 +31,7 @@ class AgenticAiThreadMessage(models.Model):
         ("done", "Done"),
         ("error", "Error"),
         ("rejected", "Rejected"),
+        ("cancelled", "Cancelled"),
     ])
     tool_result_data = fields.Text(help="Structured result of the tool, as JSON.")
     untrusted_content = fields.Boolean(

@@ -13,7 +13,7 @@ class Base(models.AbstractModel):
     def create(self, vals_list):
         guard = active_guard()
         if guard is not None:
-            guard.check(self, "create", {name for vals in vals_list for name in vals})
+            guard.check(self, "create", {name: value for vals in reversed(vals_list) for name, value in vals.items()})
         return super().create(vals_list)
 
     def write(self, vals):
@@ -25,5 +25,5 @@ class Base(models.AbstractModel):
     def unlink(self):
         guard = active_guard()
         if guard is not None and self:
-            guard.check(self, "unlink", ())
+            guard.check(self, "unlink", {})
         return super().unlink()

@@ -2,6 +2,8 @@ from . import test_agent_runtime
 from . import test_security
 from . import test_safety_rules
 from . import test_untrusted_content
+from . import test_confirmation
+from . import test_method_calls
 from . import test_tool_execution
 from . import test_tool_definitions
 from . import test_tool_arguments

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from odoo.exceptions import AccessError
 from odoo.fields import Domain
+from odoo.service.model import get_public_method
 
 from .lookup import get_model
 from .parsing import DEFAULT_LIMIT, clamp_limit
@@ -343,17 +344,11 @@ def odoo_method_call(env, model, record_ids, method):
     returns ``{model, ids, method, result, states}``. A method that answers
     with a wizard (e.g. a backorder on ``button_validate``) is reported as
     ``needs_user_action`` instead of being forced."""
-    allowed = ALLOWED_METHODS.get(model)
-    if allowed is None:
-        raise ToolError(f"no business method may be called on {model}. Models with methods: "
-                        + "; ".join(f"{m}: {', '.join(ms)}" for m, ms in ALLOWED_METHODS.items()))
-    if method not in allowed:
-        raise ToolError(f"method {method!r} is not allowed on {model}; allowed: {', '.join(allowed)}")
-    records_model = get_model(env, model)
-    records = _records(records_model, record_ids)
+    refusal = method_refusal(env, model, method)
+    if refusal:
+        raise ToolError(refusal)
+    records = _records(get_model(env, model), record_ids)
     called, note = METHOD_SUBSTITUTES.get((model, method), (method, ""))
-    if not callable(getattr(records, called, None)):
-        raise ToolError(f"{model} has no method {called} in this Odoo version")
     result = getattr(records, called)()
     out = {"model": model, "ids": records.ids, "method": called}
     if note:
@@ -362,6 +357,31 @@ def odoo_method_call(env, model, record_ids, method):
     if "state" in records._fields:
         out["states"] = {r.id: r.state for r in records}
     return out
+
+
+def method_refusal(env, model: str, method: str) -> str:
+    """Why the agent may not call ``method`` on ``model``, or ``""``.
+
+    Never more permissive than Odoo 19's rule for methods called over RPC
+    (``odoo.service.model.get_public_method``: no ``_`` prefix, no
+    ``@api.private``, a method that exists), checked first; then only the
+    business methods of ``ALLOWED_METHODS`` (spec 000 §5.1) pass. Judged
+    before any record is read (case BR-29)."""
+    allowed = ALLOWED_METHODS.get(model, ())
+    called = METHOD_SUBSTITUTES.get((model, method), (method, ""))[0]
+    if model in env:
+        try:
+            get_public_method(env[model], called)
+        except (AccessError, AttributeError) as error:
+            return (f"{model}.{method} cannot be called by the agent: Odoo does not let it be called from outside "
+                    f"({error}). Allowed on {model}: {', '.join(allowed) or 'no method'}.")
+    if not allowed:
+        return (f"{model}.{method} cannot be called by the agent: no business method may be called on {model}. "
+                "Models with methods: " + "; ".join(f"{m}: {', '.join(ms)}" for m, ms in ALLOWED_METHODS.items()) + ".")
+    if method not in allowed:
+        return (f"{model}.{method} cannot be called by the agent: it is not a business method the agent may run; "
+                f"allowed: {', '.join(allowed)}.")
+    return ""
 
 
 @agent_tool(

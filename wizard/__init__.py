@@ -1,0 +1,1 @@
+from . import agent_confirm_wizard

@@ -1,0 +1,68 @@
+import json
+
+from odoo import api, fields, models
+from odoo.exceptions import UserError
+
+
+class AgenticAiConfirmWizard(models.TransientModel):
+    """The confirmation card of a paused conversation as a standard Odoo
+    dialog (spec 000 §7.3, issue 9 point 5): the call, the records by name,
+    each value before → after, the risk and why it is asked; Approve runs
+    exactly this call once, Reject tells the agent why, Cancel ends the
+    request. The request is frozen when the dialog opens: if the
+    conversation moved on meanwhile, nothing is approved."""
+    _name = "agentic.ai.confirm.wizard"
+    _description = "AI Agent Action Confirmation"
+
+    thread_id = fields.Many2one("agentic.ai.thread", required=True, ondelete="cascade", readonly=True)
+    tool_call_id = fields.Char(compute="_compute_request", store=True)
+    tool_name = fields.Char(string="Tool", compute="_compute_request", store=True)
+    model_name = fields.Char(string="Model", compute="_compute_request", store=True)
+    risk_level = fields.Char(compute="_compute_request", store=True)
+    confirmation_reason = fields.Text(string="Why confirmation is asked", compute="_compute_request", store=True)
+    summary = fields.Text(string="What will happen", compute="_compute_request", store=True)
+    parameters = fields.Text(compute="_compute_request", store=True, help="The exact arguments that will run, as JSON.")
+    rejection_reason = fields.Text(help="Given to the agent when you reject, so it can propose something else.")
+
+    @api.depends("thread_id")
+    def _compute_request(self):
+        for wizard in self:
+            request = wizard.thread_id.get_pending_confirmation() if wizard.thread_id else False
+            if not request:
+                wizard.update({"tool_call_id": False, "tool_name": False, "model_name": False, "risk_level": False,
+                               "confirmation_reason": False, "summary": False, "parameters": False})
+                continue
+            wizard.update({
+                "tool_call_id": request["tool_call_id"],
+                "tool_name": request["tool"],
+                "model_name": request["model"] or False,
+                "risk_level": request["risk_level"],
+                "confirmation_reason": request["reason"],
+                "summary": request["summary"],
+                "parameters": json.dumps(request["arguments"], indent=2, ensure_ascii=False, default=str),
+            })
+
+    def _check_same_request(self):
+        self.ensure_one()
+        pending = self.thread_id.get_pending_confirmation()
+        if not pending or pending["tool_call_id"] != self.tool_call_id:
+            raise UserError(self.env._("This conversation is no longer waiting for this action; nothing was run. "
+                                       "Open the conversation again to see where it stands."))
+
+    def action_approve(self):
+        """Run the shown call, once."""
+        self._check_same_request()
+        self.thread_id.handle_confirmation(True, tool_call_id=self.tool_call_id)
+        return {"type": "ir.actions.act_window_close"}
+
+    def action_reject(self):
+        """Do not run it; the agent is told, with the reason."""
+        self._check_same_request()
+        self.thread_id.handle_confirmation(False, (self.rejection_reason or "").strip(), tool_call_id=self.tool_call_id)
+        return {"type": "ir.actions.act_window_close"}
+
+    def action_cancel_request(self):
+        """Do not run it and end the request; the agent is not called."""
+        self._check_same_request()
+        self.thread_id.cancel_confirmation()
+        return {"type": "ir.actions.act_window_close"}
