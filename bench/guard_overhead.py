@@ -1,9 +1,11 @@
-"""What the safety rules add to a tool call, in one run: the executor
-pipeline in a step with the run's rules (the eight presets, plus 40 more
-rules of every scope, none of which refuses the call) against the same
-pipeline with no rules, for a read (``odoo_search_read``) and a write
-(``odoo_write`` on a partner, whose ORM operations are judged as they
-happen: engine/operation_guard.py).
+"""What the safety guard adds to a tool call, in one run: the executor
+pipeline in a step with the whole guard and the run's rules (the eight
+presets, plus 40 more rules of every scope, none of which refuses the
+call), with the guard but no rules, and with the guard off (no safety
+chain, no per-operation guard, hence no before_snapshot: the baseline),
+for a read (``odoo_search_read``) and a write (``odoo_write`` on a partner,
+whose ORM operations are judged as they happen and whose previous values
+are kept: engine/operation_guard.py).
 
 Kinds interleave call by call; figures are medians of single calls. Run
 with ``bash bench/run.sh guard_overhead`` (uses the ``agentic_test``
@@ -13,9 +15,12 @@ import dataclasses
 import statistics
 import time
 
+from odoo.addons.agentic_ai.engine import executor as executor_module
 from odoo.addons.agentic_ai.engine.audit import AuditTrail
 from odoo.addons.agentic_ai.engine.executor import Executor
+from odoo.addons.agentic_ai.engine.operation_guard import OperationGuard
 from odoo.addons.agentic_ai.engine.run_context import build_run_context
+from odoo.addons.agentic_ai.engine.safety import ALLOW, SafetyDecision
 from odoo.addons.agentic_ai.engine.safety_rules import RuleSet
 
 env = env  # provided by odoo-bin shell
@@ -41,14 +46,29 @@ READ = ("odoo_search_read", {"model": "res.partner", "domain": [["is_company", "
 WRITE = ("odoo_write", {"model": "res.partner", "record_ids": [partner.id], "values": {"phone": "+32 1"}})
 
 
+class GuardOff:
+    """Stands for both layers of the guard when it is off: allows
+    everything, judges no ORM operation, keeps no snapshot."""
+
+    def __init__(self, *args, **kwargs):
+        self.refusals, self.confirmations, self.snapshots, self.snapshot_overflow, self.pending = [], [], [], 0, None
+
+    def check(self, *args, **kwargs):
+        return SafetyDecision(ALLOW)
+
+
 def step(executor, call):
     name, params = call
+    executor_module.OperationGuard = GuardOff if isinstance(executor.guard, GuardOff) else OperationGuard
     with audit.step():
         result = executor.execute(name, dict(params))
     assert result.success, result.error
 
 
-executors = {"with rules": Executor(with_rules, thread, audit), "without rules": Executor(without_rules, thread, audit)}
+guard_off = Executor(without_rules, thread, audit)
+guard_off.guard = GuardOff()
+executors = {"with rules": Executor(with_rules, thread, audit), "without rules": Executor(without_rules, thread, audit),
+             "guard off": guard_off}
 kinds = {f"{call[0]} {label}": (executor, call) for call in (READ, WRITE) for label, executor in executors.items()}
 for executor, call in kinds.values():
     for _ in range(50):
@@ -62,7 +82,10 @@ for _ in range(CALLS):
 median = {name: statistics.median(values) for name, values in samples.items()}
 print(f"rules of the run: {len(with_rules.rules.rules)} (the 8 presets and 40 more)")
 for call in (READ, WRITE):
-    on, off = median[f"{call[0]} with rules"], median[f"{call[0]} without rules"]
-    print(f"{call[0]:17s}: {on:.3f} ms with rules, {off:.3f} ms without (baseline): {on / off:.2f}x, "
-          f"+{on - off:.3f} ms per call")
+    off = median[f"{call[0]} guard off"]
+    for label in ("with rules", "without rules"):
+        on = median[f"{call[0]} {label}"]
+        print(f"{call[0]:17s} guard on, {label:13s}: {on:.3f} ms vs {off:.3f} ms guard off (baseline): "
+              f"{on / off:.2f}x, +{on - off:.3f} ms per call")
+executor_module.OperationGuard = OperationGuard
 env.cr.rollback()
