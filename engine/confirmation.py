@@ -30,7 +30,8 @@ class ConfirmationRequest:
     ``model_label``; ``operation`` (create, write, unlink, ``method:NAME`` or
     ``call``); ``records`` as ``[{"id", "name"}]``; ``changes`` as
     ``[{"field", "label", "before", "after"}]`` with display values (before
-    is None for a new record)."""
+    is None for a new record). ``approved_operations``: the signatures of
+    the ORM operations an approval covers (engine/operation_guard.py)."""
     tool_call_id: str
     tool: str
     arguments: dict
@@ -43,10 +44,12 @@ class ConfirmationRequest:
     records: tuple = ()
     changes: tuple = ()
     key: str = field(default="", compare=False)
+    approved_operations: tuple = ()
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        data.update(records=list(self.records), changes=list(self.changes))
+        data.update(records=list(self.records), changes=list(self.changes),
+                    approved_operations=list(self.approved_operations))
         return data
 
     def to_json(self) -> str:
@@ -65,7 +68,8 @@ class ConfirmationRequest:
                        operation=str(data.get("operation") or "call"),
                        records=tuple(dict(r) for r in data.get("records") or ()),
                        changes=tuple(dict(c) for c in data.get("changes") or ()),
-                       key=str(data.get("key") or ""))
+                       key=str(data.get("key") or ""),
+                       approved_operations=tuple(dict(o) for o in data.get("approved_operations") or ()))
         except (TypeError, KeyError, AttributeError, ValueError) as error:
             raise ValueError(f"unreadable confirmation request: {error}") from None
 

@@ -29,9 +29,9 @@ from ..tools.untrusted import collecting
 from .audit import AuditTrail
 from .confirmation import call_key
 from .confirmation_preview import describe_call
-from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding
+from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding, signature
 from .run_context import RunContext
-from .safety import CONFIRM_REQUIRED, DENY, SafetyGuard
+from .safety import CONFIRM_REQUIRED, DENY, TOOL_OPERATIONS, SafetyGuard
 from .tool_spec import ToolSpec
 from .touched_models import touched_models
 
@@ -93,10 +93,14 @@ class Executor:
                             ExecutionResult(False, error=error), call.id)
 
     def execute(self, tool_name: str, params, *, confirmed: bool = False, tool_call_id: str = "",
-                untrusted: tuple[str, ...] = (), rejected: frozenset[str] = frozenset()) -> ExecutionResult:
+                untrusted: tuple[str, ...] = (), rejected: frozenset[str] = frozenset(),
+                approved_operations: tuple[dict, ...] = ()) -> ExecutionResult:
         """Run tool ``tool_name`` of the run with ``params``. ``confirmed``
         means the user approved this very call, so the confirmation gate is
-        skipped; ``tool_call_id`` links the log row to the transcript;
+        skipped and the ORM operations the call declares are approved, as
+        are ``approved_operations`` (signatures, engine/operation_guard.py:
+        the operations met inside the tool that the user was shown);
+        ``tool_call_id`` links the log row to the transcript;
         ``untrusted`` and ``rejected`` as for ``execute_call``. A call that
         needs confirmation is not run and not logged (the thread logs the
         request)."""
@@ -124,9 +128,12 @@ class Executor:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
-            return self._ask(decision.reason, decision.source, params, key, describe_call(self.env, spec, params,
-                                                                                           touched))
-        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, confirmed)
+            preview = describe_call(self.env, spec, params, touched)
+            return self._ask(decision.reason, decision.source, params, key, preview,
+                             (*approved_operations, *self._declared_operations(spec, params, touched)))
+        declared = self._declared_operations(spec, params, touched)
+        approved = (*approved_operations, *declared) if confirmed else ()
+        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, approved)
         snapshot = None  # kept for a call whose changes stay
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
@@ -144,7 +151,8 @@ class Executor:
                                                if operations.snapshot_overflow else [])
         except Exception as exc:
             if operations.confirmations and not operations.refusals:  # rolled back; ask, then run it again
-                return self._ask(operations.confirmations[0], "configuration", params, key, operations.pending or {})
+                return self._ask(operations.confirmations[0], "configuration", params, key, operations.pending or {},
+                                 (*approved, operations.pending_signature))
             # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
             if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
@@ -153,10 +161,21 @@ class Executor:
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
 
     @staticmethod
-    def _ask(reason: str, source: str, params: dict, key: str, preview: dict) -> ExecutionResult:
-        """The result of a call that waits for the user's confirmation."""
+    def _ask(reason: str, source: str, params: dict, key: str, preview: dict, approves: tuple) -> ExecutionResult:
+        """The result of a call that waits for the user's confirmation;
+        ``approves`` the operation signatures an approval covers."""
         return ExecutionResult(False, confirmation_needed=True, confirmation_reason=reason, confirmation={
-            "source": source, "arguments": params, "key": key, **preview})
+            "source": source, "arguments": params, "key": key, "approved_operations": tuple(approves), **preview})
+
+    def _declared_operations(self, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> tuple[dict, ...]:
+        """The signature of the ORM operation a generic write tool declares
+        (odoo_create/write/unlink on its model with its fields and records)."""
+        operation = TOOL_OPERATIONS.get(spec.name)
+        if not operation or not touched or touched[0] not in self.env:
+            return ()
+        values = params.get("values") if isinstance(params.get("values"), dict) else {}
+        ids = [i for i in params.get("record_ids") or () if isinstance(i, int)] if operation != "create" else []
+        return (signature(self.env[touched[0]].browse(ids), operation, values),)
 
     def _run(self, spec: ToolSpec, params: dict):
         """Call the tool in the run's environment; returns JSON-safe data."""

@@ -10,7 +10,10 @@ operation happens, and is remembered: should the tool catch the exception
 and go on, the executor still fails the call and rolls it back. A change of
 Odoo's configuration in a call the user has not approved raises
 ``ConfirmationNeeded`` the same way: the call is rolled back and the user
-is asked; once approved, it runs again with ``confirmed``.
+is asked about that very operation (records, values before → after); once
+approved, the call runs again with the operation's signature approved,
+and any other such operation it reaches is asked about in turn: an
+approval covers what the user was shown, nothing more.
 
 Each write and delete the guard lets through first records the values it
 is about to change (spec §7.4 ``before_snapshot``): for a write the written
@@ -53,17 +56,19 @@ class OperationGuard:
     """Judges the ORM operations of one tool call of a run.
 
     ``rules`` are the run's safety rules; ``blocked_models`` the agent's
-    blocked models; ``tool`` the name of the running tool."""
+    blocked models; ``tool`` the name of the running tool; ``approved``
+    the signatures (``signature``) of the operations the user approved for
+    this call."""
 
-    def __init__(self, tool: str, rules: RuleSet, blocked_models: frozenset[str],
-                 confirmed: bool = False):
+    def __init__(self, tool: str, rules: RuleSet, blocked_models: frozenset[str], approved: tuple[dict, ...] = ()):
         self.tool = tool
         self.rules = rules
         self.blocked_models = blocked_models
-        self.confirmed = confirmed  # the user approved this very call
+        self.approved = approved
         self.refusals: list[str] = []
         self.confirmations: list[str] = []
         self.pending: dict | None = None  # the first operation that asked, described for the user
+        self.pending_signature: dict | None = None
         self.snapshots: list[dict] = []   # before_snapshot: [{"model", "id", "values"}] in order
         self.snapshot_overflow = 0         # records changed beyond MAX_SNAPSHOT_RECORDS
 
@@ -77,8 +82,7 @@ class OperationGuard:
         if reason:
             self.refusals.append(reason)
             raise OperationRefused(reason)
-        if not self.confirmed:
-            self._ask_confirmation(records, operation, values)
+        self._ask_confirmation(records, operation, values)
         if operation != "create":
             self._snapshot(records, None if operation == "unlink" else list(values))
 
@@ -91,11 +95,15 @@ class OperationGuard:
                 and records.sudo().user_ids:
             reason = (f"{self.tool} would change the e-mail of a user's contact, where Odoo sends that user's "
                       "password reset links")
-        if reason:
-            self.confirmations.append(reason)
-            if self.pending is None:
-                self.pending = describe_operation(records, operation, values)
-            raise ConfirmationNeeded(reason)
+        if not reason:
+            return
+        wanted = signature(records, operation, values)
+        if any(covers(approved, wanted) for approved in self.approved):
+            return
+        self.confirmations.append(reason)
+        if self.pending is None:
+            self.pending, self.pending_signature = describe_operation(records, operation, values), wanted
+        raise ConfirmationNeeded(reason)
 
     def _snapshot(self, records, field_names: list[str] | None) -> None:
         """Keep ``records``' current values of ``field_names`` (when None, of
@@ -131,6 +139,21 @@ class OperationGuard:
             if operation == "create" or domain_holds(rule, records):  # a record to create has no state yet
                 return f"{rule.reason} (safety rule {rule.name}: {operation} on {model})"
         return ""
+
+
+def signature(records, operation: str, values) -> dict:
+    """What an approval of ``operation`` on ``records`` with ``values``
+    covers, as JSON-able data: ``{"model", "operation", "fields", "ids"}``."""
+    return {"model": records._name, "operation": operation, "fields": sorted(values),
+            "ids": sorted(id_ for id_ in records._ids if isinstance(id_, int))}
+
+
+def covers(approved: dict, wanted: dict) -> bool:
+    """Whether the approved signature covers the wanted one: same model and
+    operation, no other field, no other record."""
+    return (approved.get("model") == wanted["model"] and approved.get("operation") == wanted["operation"]
+            and set(wanted["fields"]) <= set(approved.get("fields") or ())
+            and set(wanted["ids"]) <= set(approved.get("ids") or ()))
 
 
 @contextmanager

@@ -114,7 +114,11 @@ class AgentRuntime:
         self.thread._set_runtime_state(state="executing", pending_confirmation=False)
         name, call_id = request.tool, request.tool_call_id
         if approved and name in self.context.tools:
-            result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id)
+            result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id,
+                                           approved_operations=request.approved_operations)
+            if result.confirmation_needed:  # it reached a change the user was not shown: ask about that one
+                paused = self._pause(call_id, name, result)
+                return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
             self.transcript.add_tool_result(call_id, name, self.observer.observe(name, result),
                                             success=result.success, data=result.data, untrusted=result.untrusted)
         elif approved:
@@ -211,11 +215,7 @@ class AgentRuntime:
             result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted),
                                                 rejected=self._rejected_keys())
             if result.confirmation_needed:
-                request = ConfirmationRequest(call.id, call.name, reason=result.confirmation_reason,
-                                              risk_level=self.context.tools[call.name].risk_level,
-                                              **result.confirmation)
-                self.audit.flush()  # the thread logs the request itself, after what came before it
-                self.transcript.add_confirmation_request(request)
+                request = self._pause(call.id, call.name, result)
                 for later in calls[index + 1:]:
                     self.transcript.add_tool_result(
                         later.id, later.name, f"[NOT RUN] {later.name} waits until the user answers the "
@@ -224,6 +224,15 @@ class AgentRuntime:
             self.transcript.add_tool_result(call.id, call.name, self.observer.observe(call.name, result),
                                             success=result.success, data=result.data, untrusted=result.untrusted)
         return None
+
+    def _pause(self, call_id: str, name: str, result) -> ConfirmationRequest:
+        """Store the confirmation request of a call that waits (``result``:
+        its ExecutionResult) and return it."""
+        request = ConfirmationRequest(call_id, name, reason=result.confirmation_reason,
+                                      risk_level=self.context.tools[name].risk_level, **result.confirmation)
+        self.audit.flush()  # the thread logs the request itself, after what came before it
+        self.transcript.add_confirmation_request(request)
+        return request
 
     def _rejected_keys(self) -> frozenset[str]:
         """The ``call_key`` of each call the user rejected in this turn."""

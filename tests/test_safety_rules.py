@@ -239,9 +239,40 @@ class TestSafetyRules(ToolCase):
         self.assertNotEqual(company.name, "Side Effect Company")
         thread = self.new_thread(user=self.sysadmin)
         context = build_run_context(self.agent.with_user(self.sysadmin), thread)
-        approved = Executor(context, thread).execute(name, {}, confirmed=True)
+        self.assertEqual(asked.confirmation["records"], ({"id": company.id, "name": company.name},))
+        self.assertEqual(asked.confirmation["changes"][0]["before"], company.name)
+        self.assertEqual(asked.confirmation["changes"][0]["after"], "Side Effect Company")
+        self.assertTrue(Executor(context, thread).execute(name, {}, confirmed=True).confirmation_needed,
+                        "approving the call is not approving a change the user was not shown")
+        approved = Executor(context, thread).execute(
+            name, {}, confirmed=True, approved_operations=asked.confirmation["approved_operations"])
         self.assertTrue(approved.success, approved.error)
         self.assertEqual(company.name, "Side Effect Company")
+
+    def test_an_approved_call_asks_again_for_a_change_it_did_not_show(self):
+        """A Python tool renames the company, then also changes its e-mail
+        and another company: each change not shown is asked about in turn,
+        through the thread, before anything stays."""
+        company = self.env.company
+        other = self.env["res.company"].create({"name": "Other Company"})
+        name = self.python_tool("two_config_changes", (
+            f"env['res.company'].browse({company.id}).write({{'name': 'First Change'}})\n"
+            f"env['res.company'].browse({company.id}).write({{'email': 'agent@example.com'}})\n"
+            f"env['res.company'].browse({other.id}).write({{'name': 'Second Change'}})\n"
+            "result = 'done'"))
+        self.agent.require_confirmation = "never"
+        self.script(tool_call(name, {}, "call_two"), {"content": "Done."})
+        thread, result = self.run_agent("do it", user=self.sysadmin)
+        self.assertEqual(result.state, "waiting_confirmation")
+        as_admin = thread.with_user(self.sysadmin)
+        shown = []
+        while result.state == "waiting_confirmation":
+            shown.append((result.confirmation.records[0]["id"], [c["field"] for c in result.confirmation.changes]))
+            self.assertEqual(company.name != "First Change", True, "nothing stays before the last approval")
+            result = as_admin.handle_confirmation(True)
+        self.assertEqual(shown, [(company.id, ["name"]), (company.id, ["email"]), (other.id, ["name"])])
+        self.assertEqual((company.name, company.email, other.name), ("First Change", "agent@example.com",
+                                                                     "Second Change"))
 
     # ------------------------------------------------- matching
     def test_patterns_allow_lists_and_targeting(self):
