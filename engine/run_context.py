@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..llm import LLMError, get_adapter
+from .rate_limits import RateLimits
 from .safety_rules import RuleSet
 from .tool_spec import ToolSpec
 
@@ -36,7 +37,9 @@ class RunContext:
     User*); ``company_ids`` the companies of the request; ``rules`` the
     safety rules that apply to the requesting user, in sequence;
     ``confirm_after_untrusted`` whether changes ask for confirmation once
-    the conversation has shown the model free text from records."""
+    the conversation has shown the model free text from records;
+    ``rate_limits`` the limits of Settings (spec §7.5), checked before each
+    LLM call."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -53,6 +56,7 @@ class RunContext:
     company_ids: tuple[int, ...]
     rules: RuleSet = field(default_factory=RuleSet)
     confirm_after_untrusted: bool = True
+    rate_limits: RateLimits = field(default_factory=RateLimits)
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -83,6 +87,7 @@ def build_run_context(agent, thread) -> RunContext:
         company_ids=tuple(thread.env.companies.ids),
         rules=RuleSet(thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user)),
         confirm_after_untrusted=agent.confirm_after_untrusted_content,
+        rate_limits=RateLimits.from_params(thread.env["ir.config_parameter"].sudo().get_param),
     )
 
 

@@ -18,6 +18,7 @@ from .audit import AuditTrail
 from .confirmation import ConfirmationRequest, call_key
 from .executor import Executor
 from .observer import Observer
+from .rate_limits import check as check_rate_limits
 from .run_context import ProviderSpec, build_run_context
 from .text import clean_text
 from .transcript import Transcript
@@ -175,6 +176,9 @@ class AgentRuntime:
                 self.transcript.add_assistant(reply)
                 self.audit.record("error", success=False, error_message=why)
                 return self._end_turn("completed", reply)
+            limited = self._rate_limited()
+            if limited:
+                return limited
             self.iterations += 1
             with self.audit.step():  # the LLM call and the tool calls it asks for
                 try:
@@ -244,6 +248,26 @@ class AgentRuntime:
         return frozenset(keys)
 
     # -------------------------------------------------------------- LLM calls
+    def _rate_limited(self) -> AgentResult | None:
+        """End the turn, before any request is sent, when a rate limit of
+        Settings is reached (spec §7.5): the user reads which limit and when
+        it resets, and an ``error`` row records it. Windows end at the
+        transaction's time, the time the log rows are stamped with."""
+        limits = self.context.rate_limits
+        if not limits.active:
+            return None
+        now = self.env.cr.now()
+        usage = self.env["agentic.ai.execution.log"]._rate_limit_usage(
+            self.thread.user_id.id, self.context.agent_id, self.thread.company_id.id, now)
+        hit = check_rate_limits(limits, usage, now)
+        if not hit:
+            return None
+        reply = hit.message(now, self.thread.user_id.tz)
+        self.transcript.add_assistant(reply)
+        self.audit.record("error", success=False, error_message=reply,
+                          input_data={"rate_limit": hit.key, "limit": hit.limit, "used": hit.used})
+        return self._end_turn("error", reply, error=reply)
+
     def _retry_delay(self) -> float:
         raw = self.env["ir.config_parameter"].sudo().get_param("agentic_ai.llm_retry_delay", "1.0")
         try:

@@ -3,8 +3,11 @@ tool call is allowed, needs the user's confirmation, or is refused.
 
 The chain, in the spec's order: the safety rules (engine/safety_rules.py)
 on the tool and the models and operation it declares → the agent's allowed
-and blocked models (the addon's own models always refused) → the
-confirmation policy. Rate limits join with their settings (spec §7.5).
+and blocked models (the addon's own models always refused) → rate limits →
+the confirmation policy. The rate limits (spec §7.5, engine/rate_limits.py)
+count LLM requests and cost, not tool calls, so the runtime checks them
+before each LLM call (``AgentRuntime._rate_limited``), ahead of the tool
+calls that answer asks for; this guard has no step of its own for them.
 While the tool runs, engine/operation_guard.py judges each ORM operation it
 actually performs against the same rules."""
 from __future__ import annotations

@@ -6,3 +6,4 @@ from . import agent_thread
 from . import agent_thread_message
 from . import agent_execution_log
 from . import agent_safety_rule
+from . import res_config_settings

@@ -7,6 +7,7 @@ from odoo import api, fields, models, tools
 from odoo.exceptions import UserError
 from odoo.tools import SQL
 
+from ..engine import rate_limits
 from ..engine.text import clean_text
 
 _logger = logging.getLogger(__name__)
@@ -47,6 +48,12 @@ class AgenticAiExecutionLog(models.Model):
     # and create_date; Odoo's write_uid/write_date would say nothing and their
     # foreign keys to res_users cost every insert (as ir.profile and ir.logging do).
     _log_access = False
+    # Rate limits (engine/rate_limits.py) count LLM calls per user and sum
+    # their cost per agent and per company over recent windows: one index
+    # each keeps a check cheap however long the log grows.
+    _llm_call_user_idx = models.Index("(user_id, create_date) WHERE action_type = 'llm_call'")
+    _llm_call_agent_idx = models.Index("(agent_id, create_date) INCLUDE (cost) WHERE action_type = 'llm_call'")
+    _llm_call_company_idx = models.Index("(company_id, create_date) INCLUDE (cost) WHERE action_type = 'llm_call'")
 
     create_date = fields.Datetime(readonly=True, default=fields.Datetime.now)
 
@@ -189,6 +196,28 @@ class AgenticAiExecutionLog(models.Model):
             "key": key.display_name if isinstance(key, models.BaseModel) else key,
             "calls": count, "input_tokens": tin, "output_tokens": tout, "cost": round(cost, 6),
         } for key, count, tin, tout, cost in groups]
+
+    @api.private
+    @api.model
+    def _rate_limit_usage(self, user_id, agent_id, company_id, now):
+        """The LLM calls behind the rate limits (spec §7.5), in the windows
+        ending at ``now`` (naive UTC): ``{limit name: WindowUsage}`` with the
+        requests of ``user_id`` in the last minute and hour, and the cost
+        (USD) of ``agent_id`` and of ``company_id`` in the last 24 hours.
+        One query, each part on its partial index (``_llm_call_*_idx``)."""
+        windows = [
+            ("requests_per_minute", "user_id", user_id, rate_limits.MINUTE, SQL("count(*)")),
+            ("requests_per_hour", "user_id", user_id, rate_limits.HOUR, SQL("count(*)")),
+            ("cost_per_day_agent", "agent_id", agent_id, rate_limits.DAY, SQL("coalesce(sum(cost), 0)")),
+            ("cost_per_day_company", "company_id", company_id, rate_limits.DAY, SQL("coalesce(sum(cost), 0)")),
+        ]
+        parts = [SQL("SELECT %s, %s, min(create_date) FROM %s WHERE action_type = 'llm_call' AND %s = %s "
+                     "AND create_date > %s", key, amount, SQL.identifier(self._table), SQL.identifier(column),
+                     value or 0, now - window)
+                 for key, column, value, window, amount in windows]
+        self.flush_model()
+        rows = self.env.execute_query(SQL(" UNION ALL ").join(parts))
+        return {key: rate_limits.WindowUsage(float(amount), oldest) for key, amount, oldest in rows}
 
     @api.model
     def _cron_purge_old_logs(self, days=90):

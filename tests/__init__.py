@@ -20,3 +20,6 @@ from . import test_llm_tool_calls
 from . import test_llm_failures
 from . import test_chat_controller
 from . import test_business_flows
+from . import test_rate_limits
+from . import test_access_matrix
+from . import test_isolation_matrix

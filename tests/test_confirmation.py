@@ -23,6 +23,8 @@ class TestConfirmation(ToolCase):
         super().setUpClass()
         cls.user = new_test_user(cls.env, "confirm_user", groups=ACCOUNTANT_GROUPS + ",base.group_partner_manager")
         cls.product = cls.env.ref("product.product_product_8")
+        # The matrix makes ~40 LLM requests as one user within a minute: no rate limit here (test_rate_limits).
+        cls.env["ir.config_parameter"].sudo().set_param("agentic_ai.max_requests_per_minute", "0")
 
     def turn(self, call, reply="done", message="go", thread=None):
         """Script ``call`` then ``reply`` and run one turn as ``self.user``
