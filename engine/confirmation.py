@@ -28,9 +28,10 @@ class ConfirmationRequest:
     ``risk_level`` the tool's. What the call does, for the user to judge
     (engine/confirmation_preview.py): ``model`` (technical name) and
     ``model_label``; ``operation`` (create, write, unlink, ``method:NAME`` or
-    ``call``); ``records`` as ``[{"id", "name"}]``; ``changes`` as
-    ``[{"field", "label", "before", "after"}]`` with display values (before
-    is None for a new record). ``approved_operations``: the signatures of
+    ``call``); ``records`` as ``[{"id", "name"}]`` (the first 50 of
+    ``record_count``); ``changes`` as ``[{"field", "label", "before",
+    "after"}]`` with display values (before is None for a new record), every
+    value the call writes, the ones that change first. ``approved_operations``: the signatures of
     the ORM operations an approval covers (engine/operation_guard.py)."""
     tool_call_id: str
     tool: str
@@ -42,6 +43,7 @@ class ConfirmationRequest:
     model_label: str = ""
     operation: str = "call"
     records: tuple = ()
+    record_count: int = 0
     changes: tuple = ()
     key: str = field(default="", compare=False)
     approved_operations: tuple = ()
@@ -67,6 +69,7 @@ class ConfirmationRequest:
                        model=str(data.get("model") or ""), model_label=str(data.get("model_label") or ""),
                        operation=str(data.get("operation") or "call"),
                        records=tuple(dict(r) for r in data.get("records") or ()),
+                       record_count=int(data.get("record_count") or len(data.get("records") or ())),
                        changes=tuple(dict(c) for c in data.get("changes") or ()),
                        key=str(data.get("key") or ""),
                        approved_operations=tuple(dict(o) for o in data.get("approved_operations") or ()))
@@ -83,17 +86,24 @@ class ConfirmationRequest:
         verb = {"create": "create a record", "write": "change", "unlink": "DELETE"}.get(
             self.operation, f"run {self.operation[7:]}" if self.operation.startswith("method:") else "run")
         lines = [f"Confirm {self.tool}: {verb}{target}."]
+        count = max(self.record_count, len(self.records))
         if self.records:
             names = ", ".join(f"{r.get('name')} (#{r.get('id')})" for r in self.records[:20])
-            more = f" and {len(self.records) - 20} more" if len(self.records) > 20 else ""
-            lines.append(f"Records: {names}{more}.")
-        for change in self.changes[:30]:
+            more = f" and {count - 20} more" if count > 20 else ""
+            lines.append(f"{count} record{'s' if count > 1 else ''}: {names}{more}.")
+        changed = [c for c in self.changes if self.operation != "write" or c.get("before") != c.get("after")]
+        for change in changed[:30]:
             label = change.get("label") or change.get("field")
-            if change.get("before") is None and self.operation != "write":
-                lines.append(f"- {label}: {change.get('after')}")
-            else:
+            if self.operation == "write":
                 lines.append(f"- {label}: {change.get('before')} → {change.get('after')}")
-        if len(self.changes) > 30:
-            lines.append(f"- … {len(self.changes) - 30} more values")
+            else:
+                lines.append(f"- {label}: {change.get('after')}")
+        if len(changed) > 30:
+            lines.append(f"- … and {len(changed) - 30} more values: "
+                         + ", ".join(c.get("field") for c in changed[30:]) + " (see the exact parameters)")
+        unchanged = len(self.changes) - len(changed)
+        if unchanged:
+            lines.append(f"- {unchanged} more field{'s' if unchanged > 1 else ''} written with the value "
+                         f"{'they' if unchanged > 1 else 'it'} already {'have' if unchanged > 1 else 'has'}")
         lines.append(f"Risk: {self.risk_level or 'unknown'}. Why confirmation is asked: {self.reason}")
         return "\n".join(lines)

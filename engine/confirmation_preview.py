@@ -5,113 +5,113 @@ records by name, each value as ``before → after``.
 Built from the call's sanitized arguments (the generic tools name their
 model, records and values; other tools their ``*_id`` arguments) or, when
 the confirmation was asked by an ORM operation inside a tool
-(engine/operation_guard.py), from that operation. Names and current values
-are read as the run's user: what the user may not read is shown by id."""
+(engine/operation_guard.py), from that operation. Everything shown is read
+as the run's user, from the database: a record the user may not read (or
+that does not exist: the two are not told apart) is shown by its id, a
+field or model they may not read as hidden. Every written value is listed,
+the ones that change first; the exact arguments are in the request too."""
 from __future__ import annotations
-
-from odoo.exceptions import AccessError, MissingError
 
 from .tool_spec import ToolSpec
 
-MAX_RECORDS = 50        # records named in one request
-MAX_CHANGES = 60        # values listed in one request
-MAX_VALUE_CHARS = 200   # one shown value
+MAX_RECORDS = 50        # records named in one request (the total is given as record_count)
+MAX_VALUE_CHARS = 300   # one shown value; of a longer one, its start and end and how much is left out
 ID_NAMES = ("record_ids", "record_id", "ids", "id")
 GENERIC_OPERATIONS = {"odoo_create": "create", "odoo_write": "write", "odoo_unlink": "unlink"}
+UNREADABLE = "(not readable for you)"
+HIDDEN = "(hidden: you may not read this field)"
 
 
 def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> dict:
     """Keyword arguments of ``ConfirmationRequest`` (model, model_label,
-    operation, records, changes) for ``spec`` called with ``params`` in
-    ``env`` (the run's environment)."""
+    operation, records, record_count, changes) for ``spec`` called with
+    ``params`` in ``env`` (the run's environment)."""
     model_name = params.get("model") if isinstance(params.get("model"), str) else (touched[0] if touched else "")
     model = env.get(model_name)
     operation = GENERIC_OPERATIONS.get(spec.name, "call")
     if spec.name == "odoo_method_call":
         operation = f"method:{params.get('method')}"
     if operation != "call":
-        ids = _ids(params.get("record_ids"))
         values = params.get("values") if operation in ("create", "write") and isinstance(params.get("values"), dict) \
             else {}
-        return describe_operation(model.browse(ids) if model is not None else None, operation, values,
-                                  model_name=model_name)
+        if model is None:
+            return describe_operation(None, operation, values, model_name=model_name)
+        return describe_operation(model.browse(_ids(params.get("record_ids"))), operation, values)
     ids, changes = [], []
     for name, value in params.items():
         field = model._fields.get(name) if model is not None else None
         if model is not None and name in ID_NAMES and field is None:
             ids += _ids(value if isinstance(value, list) else [value])
-        elif model is not None and field is None and name.endswith("_id") and isinstance(value, int) \
+        elif model is not None and field is None and name.endswith("_id") and _is_id(value) \
                 and spec.model_names[:1] == (model_name,):
-            ids += _ids([value])  # order_id of a sale.order tool: the record it acts on
+            ids.append(value)  # order_id of a sale.order tool: the record it acts on
         elif name != "model":
-            changes.append({"field": name, "label": field.string if field else name, "before": None,
-                            "after": _shown(env, field, value)})
-    records = _names(model.browse(ids[:MAX_RECORDS])) if model is not None else []
+            shown = _shown(model, field, value) if model is not None else _short(value)
+            changes.append({"field": name, "label": field.string if field else name, "before": None, "after": shown})
+    records = model.browse(ids) if model is not None else None
     return {"model": model_name, "model_label": _label(env, model_name), "operation": "call",
-            "records": tuple(records), "changes": tuple(changes[:MAX_CHANGES])}
+            "records": tuple(_names(records[:MAX_RECORDS])) if records is not None else (),
+            "record_count": len(set(ids)), "changes": tuple(changes)}
 
 
 def describe_operation(records, operation: str, values: dict, model_name: str = "") -> dict:
     """The same for one ORM ``operation`` (create, write, unlink or
     ``method:NAME``) on ``records`` (the model, for a create) with
-    ``values``: for a write, each field's current value of the first
-    records is its ``before``."""
+    ``values`` (``records`` None: a model this database does not have).
+    For a write, a field's ``before`` is its current value on the records
+    the user may read (``a / b`` when they differ)."""
     if records is None:
         return {"model": model_name, "model_label": model_name, "operation": operation, "records": (),
-                "changes": tuple({"field": k, "label": k, "before": None, "after": _short(v)}
-                                 for k, v in list(values.items())[:MAX_CHANGES])}
-    env = records.env
-    readable = records[:MAX_RECORDS].exists()._filtered_access("read") if operation == "write" else records
+                "record_count": 0, "changes": tuple({"field": k, "label": k, "before": None, "after": _short(v)}
+                                                    for k, v in values.items())}
+    readable = records.exists()._filtered_access("read")
+    model_readable = records.browse().has_access("read")
     changes = []
-    for name, value in list(values.items())[:MAX_CHANGES]:
+    for name, value in values.items():
         field = records._fields.get(name)
+        visible = field is not None and model_readable and records._has_field_access(field, "read")
         before = None
         if operation == "write":
-            befores = {_current(record, field) for record in readable} if field else {"?"}
-            befores = befores or {"(not readable for you)"}
-            before = befores.pop() if len(befores) == 1 else " / ".join(sorted(map(str, befores)))
-        changes.append({"field": name, "label": field.string if field else name, "before": before,
-                        "after": _shown(env, field, value)})
-    return {"model": records._name, "model_label": _label(env, records._name), "operation": operation,
-            "records": tuple(_names(records[:MAX_RECORDS])), "changes": tuple(changes)}
+            befores = {_current(record, field) if visible else HIDDEN for record in readable[:MAX_RECORDS]}
+            befores = befores or {UNREADABLE}
+            before = befores.pop() if len(befores) == 1 else " / ".join(sorted(befores))
+        after = _shown(records, field, value) if visible or field is None else HIDDEN
+        changes.append({"field": name, "label": field.string if field else name, "before": before, "after": after})
+    changes.sort(key=lambda change: change["before"] == change["after"])  # the values that change first
+    return {"model": records._name, "model_label": _label(records.env, records._name), "operation": operation,
+            "records": tuple(_names(records[:MAX_RECORDS], readable)), "record_count": len(records),
+            "changes": tuple(changes)}
+
+
+def _is_id(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31
 
 
 def _ids(value) -> list[int]:
-    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)] if isinstance(value, list) else []
+    return list(dict.fromkeys(v for v in value if _is_id(v))) if isinstance(value, list) else []
 
 
 def _label(env, model_name: str) -> str:
-    if model_name not in env:
-        return model_name
-    return env[model_name]._description or model_name
+    model = env.get(model_name)
+    return (model._description or model_name) if model is not None else model_name
 
 
-def _names(records) -> list[dict]:
-    """``[{"id", "name"}]``: a record the user may not read, or that does
-    not exist, is named by its id."""
-    existing = records.exists()
-    try:
-        # Asked of the database: a name already in the cache (read by other
-        # code in this transaction) must not be shown to a user who may not read it.
-        readable = existing._filtered_access("read")
-    except AccessError:  # no read access to the model at all
-        readable = records.browse()
-    names = []
-    for record in records:
-        name = ("(no such record)" if record not in existing else
-                record.display_name if record in readable else "(not readable for you)")
-        names.append({"id": record.id, "name": name})
-    return names
+def _names(records, readable=None) -> list[dict]:
+    """``[{"id", "name"}]``, the name read as the records' user from the
+    database (a name already in the cache, read by other code in this
+    transaction, must not reach a user who may not read it)."""
+    if readable is None:
+        readable = records.exists()._filtered_access("read")
+    return [{"id": record.id, "name": record.display_name if record in readable else UNREADABLE}
+            for record in records]
 
 
 def _current(record, field) -> str:
     """``field``'s value on ``record`` now, as shown to the user."""
-    try:
-        value = record[field.name]
-    except (AccessError, MissingError):
-        return "(not readable for you)"
+    value = record[field.name]
     if field.type in ("many2one", "one2many", "many2many"):
-        return ", ".join(value.mapped("display_name")[:10]) if value else "(empty)"
+        names = _names(value[:10])
+        return ", ".join(n["name"] for n in names) + (" …" if len(value) > 10 else "") if value else "(empty)"
     if field.type == "selection":
         return str(dict(field._description_selection(record.env)).get(value, value)) if value else "(empty)"
     if field.type == "binary":
@@ -119,13 +119,15 @@ def _current(record, field) -> str:
     return "(empty)" if value is False and field.type != "boolean" else _short(value)
 
 
-def _shown(env, field, value) -> str:
+def _shown(model, field, value) -> str:
     """A value the call sends, as shown to the user: records by name."""
-    if field is not None and field.type == "many2one" and isinstance(value, int) and value:
-        names = _names(env[field.comodel_name].browse(value))
+    if field is not None and field.type == "many2one" and _is_id(value):
+        names = _names(model.env[field.comodel_name].browse(value))
         return f"{names[0]['name']} (#{value})"
     if field is not None and field.type == "selection" and isinstance(value, str):
-        return str(dict(field._description_selection(env)).get(value, value))
+        return str(dict(field._description_selection(model.env)).get(value, value))
+    if field is not None and field.type == "binary" and value:
+        return f"(a file of {len(str(value))} characters)"
     if value is False or value is None:
         return "(empty)"
     return _short(value)
@@ -133,4 +135,8 @@ def _shown(env, field, value) -> str:
 
 def _short(value) -> str:
     text = " ".join(str(value).split())
-    return text if len(text) <= MAX_VALUE_CHARS else text[:MAX_VALUE_CHARS] + "…"
+    if len(text) <= MAX_VALUE_CHARS:
+        return text
+    head, tail = MAX_VALUE_CHARS * 2 // 3, MAX_VALUE_CHARS // 3
+    return (f"{text[:head]} … [{len(text) - head - tail} of {len(text)} characters not shown here: see the exact "
+            f"parameters] … {text[-tail:]}")

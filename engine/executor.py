@@ -13,6 +13,7 @@ backslash, text compared with an id or an amount), and a query the server
 refuses aborts the whole transaction, with the turn's earlier work in it."""
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from odoo.tools.safe_eval import safe_eval
 
 from ..llm import ToolCall
 from ..tools.registry import ToolError
-from ..tools.untrusted import collecting
+from ..tools.untrusted import collecting, note_prose_values
 from .audit import AuditTrail
 from .confirmation import call_key
 from .confirmation_preview import describe_call
@@ -36,6 +37,24 @@ from .tool_spec import ToolSpec
 from .touched_models import touched_models
 
 _logger = logging.getLogger(__name__)
+
+# Characters of before_snapshot kept in the log row (whose JSON columns hold
+# 20,000): whole records, so that what is kept stays valid JSON.
+SNAPSHOT_CHARS = 19000
+
+
+def _fitted(snapshots: list[dict], overflow: int) -> list[dict]:
+    """The records of ``snapshots`` that fit in SNAPSHOT_CHARS, in order,
+    then ``{"records_not_kept": n}`` when some (or ``overflow`` more) did not."""
+    kept, size = [], 0
+    for entry in snapshots:
+        size += len(json.dumps(entry, default=str)) + 2
+        if size > SNAPSHOT_CHARS:
+            break
+        kept.append(entry)
+    dropped = len(snapshots) - len(kept) + overflow
+    return kept + ([{"records_not_kept": dropped}] if dropped else [])
+
 
 # Errors a tool may raise that are the model's or the data's fault, not ours.
 EXPECTED_ERRORS = (ToolError, UserError, ValidationError, AccessError, MissingError, ValueError, TypeError,
@@ -128,18 +147,20 @@ class Executor:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
-            preview = describe_call(self.env, spec, params, touched)
+            preview = self._preview(spec, params, touched)
             return self._ask(decision.reason, decision.source, params, key, preview,
                              (*approved_operations, *self._declared_operations(spec, params, touched)))
         declared = self._declared_operations(spec, params, touched)
         approved = (*approved_operations, *declared) if confirmed else ()
-        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, approved)
-        snapshot = None  # kept for a call whose changes stay
+        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, approved, self.env)
+        snapshot, sources = None, []  # the snapshot is kept for a call whose changes stay
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
             with self.env.cr.savepoint(), guarding(operations), collecting() as sources:  # flushes on entry/success
                 data = self._run(spec, params)
+                if spec.function is not None and not sources:  # record names and labels in the addon's own results
+                    note_prose_values(data, f"the result of {spec.name}")
                 if operations.refusals:  # refused, but the tool caught the exception and went on
                     raise OperationRefused(operations.refusals[0])
                 if operations.confirmations:
@@ -147,8 +168,7 @@ class Executor:
             if spec.function is None and data is not None:  # code the addon does not own may return anything
                 sources.append(f"the result of {spec.label}")
             result = ExecutionResult(True, data=data, untrusted=tuple(sources))
-            snapshot = operations.snapshots + ([{"records_not_kept": operations.snapshot_overflow}]
-                                               if operations.snapshot_overflow else [])
+            snapshot = _fitted(operations.snapshots, operations.snapshot_overflow)
         except Exception as exc:
             if operations.confirmations and not operations.refusals:  # rolled back; ask, then run it again
                 return self._ask(operations.confirmations[0], "configuration", params, key, operations.pending or {},
@@ -157,7 +177,8 @@ class Executor:
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
             if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
-            result = ExecutionResult(False, error=self._describe(error, spec))
+            # An error may quote records (a lookup listing the names that match).
+            result = ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
 
     @staticmethod
@@ -166,6 +187,17 @@ class Executor:
         ``approves`` the operation signatures an approval covers."""
         return ExecutionResult(False, confirmation_needed=True, confirmation_reason=reason, confirmation={
             "source": source, "arguments": params, "key": key, "approved_operations": tuple(approves), **preview})
+
+    def _preview(self, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> dict:
+        """What the call would do, for the user (engine/confirmation_preview.py);
+        arguments it cannot describe still get a request (with the exact
+        parameters), never a failed turn."""
+        try:
+            with self.env.cr.savepoint(flush=False):
+                return describe_call(self.env, spec, params, touched)
+        except Exception:  # the request is still shown, with its exact parameters
+            _logger.warning("Could not describe a call of %s for its confirmation", spec.name, exc_info=True)
+            return {"model": touched[0] if touched else "", "operation": "call"}
 
     def _declared_operations(self, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> tuple[dict, ...]:
         """The signature of the ORM operation a generic write tool declares

@@ -58,10 +58,13 @@ class OperationGuard:
     ``rules`` are the run's safety rules; ``blocked_models`` the agent's
     blocked models; ``tool`` the name of the running tool; ``approved``
     the signatures (``signature``) of the operations the user approved for
-    this call."""
+    this call; ``viewer`` the run's environment, in which what is shown to
+    the user is read (business code may write as superuser)."""
 
-    def __init__(self, tool: str, rules: RuleSet, blocked_models: frozenset[str], approved: tuple[dict, ...] = ()):
+    def __init__(self, tool: str, rules: RuleSet, blocked_models: frozenset[str], approved: tuple[dict, ...] = (),
+                 viewer=None):
         self.tool = tool
+        self.viewer = viewer
         self.rules = rules
         self.blocked_models = blocked_models
         self.approved = approved
@@ -102,7 +105,8 @@ class OperationGuard:
             return
         self.confirmations.append(reason)
         if self.pending is None:
-            self.pending, self.pending_signature = describe_operation(records, operation, values), wanted
+            shown = records.with_env(self.viewer) if self.viewer is not None else records
+            self.pending, self.pending_signature = describe_operation(shown, operation, values), wanted
         raise ConfirmationNeeded(reason)
 
     def _snapshot(self, records, field_names: list[str] | None) -> None:

@@ -8,6 +8,7 @@ Plain Python: the counts come from ``agentic.ai.execution.log``
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -39,13 +40,14 @@ class RateLimits:
     def from_params(cls, get_param) -> RateLimits:
         """The limits as Settings store them: ``get_param(key)`` returns the
         text of an ``ir.config_parameter`` or a falsy value when unset (the
-        default then applies). A value that is not a number is ignored."""
+        default then applies). A value that is not a finite number is ignored."""
         values = {}
         for key, (name, default, kind) in PARAMS.items():
             raw = get_param(key)
             try:
-                values[name] = kind(float(raw)) if raw not in (None, False, "") else default
-            except (TypeError, ValueError):
+                number = float(raw) if raw not in (None, False, "") else default
+                values[name] = kind(number) if math.isfinite(number) else default
+            except (TypeError, ValueError, OverflowError):
                 values[name] = default
         return cls(**values)
 

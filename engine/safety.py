@@ -40,6 +40,12 @@ class SafetyDecision:
         return self.verdict == ALLOW
 
 
+def _archives(spec: ToolSpec, params: dict) -> bool:
+    """Whether a generic write sets ``active`` to false (archives records)."""
+    values = params.get("values")
+    return spec.name == "odoo_write" and isinstance(values, dict) and "active" in values and not values["active"]
+
+
 class SafetyGuard:
     """The check chain of one run, on its RunContext."""
 
@@ -58,7 +64,7 @@ class SafetyGuard:
         if decision.allowed:
             decision = self._check_model_access(touched)
         if decision.allowed and not confirmed:
-            decision = self._check_confirmation_needed(spec, touched, untrusted)
+            decision = self._check_confirmation_needed(spec, touched, untrusted, params or {})
         return decision
 
     def _check_safety_rules(self, spec: ToolSpec, touched: tuple[str, ...], params: dict) -> SafetyDecision:
@@ -120,7 +126,7 @@ class SafetyGuard:
         return SafetyDecision(ALLOW)
 
     def _check_confirmation_needed(self, spec: ToolSpec, touched: tuple[str, ...],
-                                   untrusted: tuple[str, ...] = ()) -> SafetyDecision:
+                                   untrusted: tuple[str, ...] = (), params: dict | None = None) -> SafetyDecision:
         """A change of Odoo's configuration (users, groups, companies, ir.*
         settings: engine.safety_rules.CONFIGURATION_MODELS) always asks,
         whatever the policy; so does any change once the conversation has
@@ -128,7 +134,9 @@ class SafetyGuard:
         off: that text may carry instructions aimed at the model); tool-level
         ``requires_confirmation`` asks; the agent's
         ``require_confirmation`` asks for every write (``always``) or for
-        destructive tools (``destructive``: high- and variable-risk by default)."""
+        destructive tools (``destructive``: high- and variable-risk by
+        default, and archiving records with a generic write, which hides them
+        as a deletion would)."""
         policy = self.context.require_confirmation
         # Asked up front when the call names the model it changes (the generic
         # write tools, Python code, server actions); the ORM operations of any
@@ -147,7 +155,7 @@ class SafetyGuard:
         if policy == "always" and not spec.read_only:
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data ({spec.risk_level} risk): the "
                                                     "agent asks before every change", "policy")
-        if policy == "destructive" and spec.is_destructive:
+        if policy == "destructive" and (spec.is_destructive or _archives(spec, params)):
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} is a {spec.risk_level}-risk operation: the "
                                                     "agent asks before destructive changes", "policy")
         return SafetyDecision(ALLOW)

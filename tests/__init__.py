@@ -4,6 +4,7 @@ from . import test_safety_rules
 from . import test_untrusted_content
 from . import test_confirmation
 from . import test_method_calls
+from . import test_safety_probes
 from . import test_tool_execution
 from . import test_tool_definitions
 from . import test_tool_arguments

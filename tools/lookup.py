@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from .registry import ToolError
+from .untrusted import note_record_names
 
 MAX_LISTED = 5
 MAX_NAME = 200  # characters of a name; longer ones are refused (each costs a scan of the table)
@@ -76,6 +77,7 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
             raise error from None
         except ToolError:  # several records, all left out
             raise ToolError(f"{_shown(value)} names several {label} records, and they {outside}") from None
+        note_record_names(record)
         raise ToolError(f"{record.display_name} (id {record.id}) {outside}") from None
 
 
@@ -103,6 +105,7 @@ def _find(model, domain, value, label: str):
         return exact
     matches = exact or model.search(domain + [("display_name", "ilike", pattern)], limit=MAX_LISTED + 1)
     if len(matches) == 1 and not exact and _inside_a_word(name, matches):
+        note_record_names(matches)
         raise ToolError(f"{_shown(name)} is only a part of a word of {matches.display_name} (id {matches.id}); "
                         f"call again with its id if it is the {label} meant, or with its name.")
     if not matches:
@@ -137,6 +140,8 @@ def find_record_among(env, model_names: list[str], value, label: str):
         except ToolError as error:
             errors.append(str(error))
     if len(found) > 1:
+        for record in found:
+            note_record_names(record)
         raise ToolError(f"{_shown(value)} names several records: {'; '.join(r.display_name for r in found)}; "
                         f"give the {label}'s number")
     if not found:
@@ -232,4 +237,5 @@ def _shown(value, limit: int = 80, quoted: bool = True) -> str:
 
 
 def _listed(records) -> str:
+    note_record_names(records[:MAX_LISTED])
     return "; ".join(f"{r.display_name} (id {r.id})" for r in records[:MAX_LISTED])

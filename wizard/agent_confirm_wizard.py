@@ -10,19 +10,31 @@ class AgenticAiConfirmWizard(models.TransientModel):
     each value before → after, the risk and why it is asked; Approve runs
     exactly this call once, Reject tells the agent why, Cancel ends the
     request. The request is frozen when the dialog opens: if the
-    conversation moved on meanwhile, nothing is approved."""
+    conversation moved on meanwhile, nothing is approved. Only the
+    conversation's own user may open it (the request may name records and
+    values that are theirs alone)."""
     _name = "agentic.ai.confirm.wizard"
     _description = "AI Agent Action Confirmation"
 
     thread_id = fields.Many2one("agentic.ai.thread", required=True, ondelete="cascade", readonly=True)
-    tool_call_id = fields.Char(compute="_compute_request", store=True)
-    tool_name = fields.Char(string="Tool", compute="_compute_request", store=True)
-    model_name = fields.Char(string="Model", compute="_compute_request", store=True)
-    risk_level = fields.Char(compute="_compute_request", store=True)
-    confirmation_reason = fields.Text(string="Why confirmation is asked", compute="_compute_request", store=True)
-    summary = fields.Text(string="What will happen", compute="_compute_request", store=True)
-    parameters = fields.Text(compute="_compute_request", store=True, help="The exact arguments that will run, as JSON.")
+    # Computed as the user who opens the dialog (not as superuser, Odoo's
+    # default for stored computed fields): the thread's record rules apply.
+    tool_call_id = fields.Char(compute="_compute_request", store=True, compute_sudo=False)
+    tool_name = fields.Char(string="Tool", compute="_compute_request", store=True, compute_sudo=False)
+    model_name = fields.Char(string="Model", compute="_compute_request", store=True, compute_sudo=False)
+    risk_level = fields.Char(compute="_compute_request", store=True, compute_sudo=False)
+    confirmation_reason = fields.Text(string="Why confirmation is asked", compute="_compute_request", store=True,
+                                      compute_sudo=False)
+    summary = fields.Text(string="What will happen", compute="_compute_request", store=True, compute_sudo=False)
+    parameters = fields.Text(compute="_compute_request", store=True, compute_sudo=False,
+                             help="The exact arguments that will run, as JSON.")
     rejection_reason = fields.Text(help="Given to the agent when you reject, so it can propose something else.")
+
+    @api.model_create_multi
+    def create(self, vals_list):
+        wizards = super().create(vals_list)
+        wizards.thread_id._check_owner_access()  # after create: thread_id may come from a default
+        return wizards
 
     @api.depends("thread_id")
     def _compute_request(self):
