@@ -126,9 +126,12 @@ class Executor:
                                        confirmation_reason=operations.confirmations[0])
             # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
+            result = ExecutionResult(False, error=self._describe(error, spec))
             if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
-            result = ExecutionResult(False, error=self._describe(error, spec))
+                return self._record(tool_name, params, touched, started, result, tool_call_id, level="error")
+            # Odoo's refusals (access, validation), ours, the model's mistakes: one line, no traceback.
+            _logger.warning("Tool %s refused: %s", tool_name, " ".join(result.error.split()))
         return self._record(tool_name, params, touched, started, result, tool_call_id)
 
     def _run(self, spec: ToolSpec, params: dict):
@@ -166,8 +169,11 @@ class Executor:
         return f"{label}{message}{suffix}"
 
     def _record(self, tool_name: str, params, touched: tuple[str, ...], started: float, result: ExecutionResult,
-                tool_call_id: str) -> ExecutionResult:
-        """``result`` with its duration, after writing its audit row."""
+                tool_call_id: str, level: str = "") -> ExecutionResult:
+        """``result`` with its duration, after writing its audit row. The
+        row's ``level``: ``info`` for a success, else ``level`` (``error``
+        for a tool that broke) or ``warning`` (refused by Odoo or our rules,
+        or the model's mistake)."""
         duration_ms = int((time.monotonic() - started) * 1000)
         data = result.data if isinstance(result.data, dict) else {}
         record_ids = data.get("ids") or ([data["id"]] if isinstance(data.get("id"), int) else None)
@@ -183,5 +189,6 @@ class Executor:
             success=result.success,
             error_message=result.error or False,
             duration_ms=duration_ms,
+            level="info" if result.success else level or "warning",
         )
         return ExecutionResult(result.success, result.data, result.error, duration_ms, untrusted=result.untrusted)
