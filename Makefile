@@ -1,9 +1,11 @@
 # The two commands of the README. Both are idempotent: a second run reuses
 # the virtualenv, the Odoo source cache and the database server.
-.PHONY: demo test stop-db
+.PHONY: demo test stop-db verify-log
 demo:
 	bash dev/demo.sh
 test:
 	bash dev/test.sh
+verify-log:  # make verify-log [DB=name]: exit 1 when the execution log chain is broken
+	bash dev/verify_log.sh $(DB)
 stop-db:
 	.venv/bin/python dev/pg.py --stop

@@ -175,10 +175,13 @@ class Executor:
                                  (*approved, operations.pending_signature))
             # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
-            if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
-                _logger.exception("Tool %s failed unexpectedly", tool_name)
             # An error may quote records (a lookup listing the names that match).
             result = ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
+            if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
+                _logger.exception("Tool %s failed unexpectedly", tool_name)
+                return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot, level="error")
+            # Odoo's refusals (access, validation), ours, the model's mistakes: one line, no traceback.
+            _logger.warning("Tool %s refused: %s", tool_name, " ".join(result.error.split()))
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
 
     @staticmethod
@@ -244,10 +247,12 @@ class Executor:
         return f"{label}{message}{suffix}"
 
     def _record(self, tool_name: str, params, touched: tuple[str, ...], started: float, result: ExecutionResult,
-                tool_call_id: str, snapshot: list | None = None) -> ExecutionResult:
+                tool_call_id: str, snapshot: list | None = None, level: str = "") -> ExecutionResult:
         """``result`` with its duration, after writing its audit row;
         ``snapshot`` the values the call's writes and deletes changed
-        (``OperationGuard.snapshots``)."""
+        (``OperationGuard.snapshots``). The row's ``level``: ``info`` for a
+        success, else ``level`` (``error`` for a tool that broke) or
+        ``warning`` (refused by Odoo or our rules, or the model's mistake)."""
         duration_ms = int((time.monotonic() - started) * 1000)
         data = result.data if isinstance(result.data, dict) else {}
         record_ids = data.get("ids") or ([data["id"]] if isinstance(data.get("id"), int) else None)
@@ -265,5 +270,6 @@ class Executor:
             success=result.success,
             error_message=result.error or False,
             duration_ms=duration_ms,
+            level="info" if result.success else level or "warning",
         )
         return ExecutionResult(result.success, result.data, result.error, duration_ms, untrusted=result.untrusted)

@@ -5,5 +5,6 @@ from . import agent
 from . import agent_thread
 from . import agent_thread_message
 from . import agent_execution_log
+from . import agent_execution_log_checkpoint
 from . import agent_safety_rule
 from . import res_config_settings

@@ -4,10 +4,10 @@ import reprlib
 from datetime import timedelta
 
 from odoo import api, fields, models, tools
-from odoo.exceptions import UserError
+from odoo.exceptions import AccessError, UserError
 from odoo.tools import SQL
 
-from ..engine import rate_limits
+from ..engine import log_chain, rate_limits
 from ..engine.text import clean_text
 
 _logger = logging.getLogger(__name__)
@@ -38,8 +38,11 @@ def _as_json(value):
 class AgenticAiExecutionLog(models.Model):
     """Immutable audit trail of everything an agent does (spec 000 §3.7).
 
-    Rows are written through ``log()`` only; ``write`` is refused to every
-    user, and ``unlink`` to everyone but the purge cron."""
+    Rows are written through ``log()`` only: ``create`` and ``write`` are
+    refused to every user, superuser included, and ``unlink`` to everyone
+    but the purge cron. Each company's rows are hash-chained after their
+    transaction commits (``engine/log_chain.py``), so that a change made
+    around the ORM (SQL) is found by ``verify_chain``."""
     _name = "agentic.ai.execution.log"
     _description = "AI Agent Execution Log"
     _order = "id desc"
@@ -54,6 +57,10 @@ class AgenticAiExecutionLog(models.Model):
     _llm_call_user_idx = models.Index("(user_id, create_date) WHERE action_type = 'llm_call'")
     _llm_call_agent_idx = models.Index("(agent_id, create_date) INCLUDE (cost) WHERE action_type = 'llm_call'")
     _llm_call_company_idx = models.Index("(company_id, create_date) INCLUDE (cost) WHERE action_type = 'llm_call'")
+
+    _chain_seq_uniq = models.UniqueIndex("(chain_company_id, chain_seq) WHERE chain_seq IS NOT NULL",
+                                         "Two execution log rows cannot have the same place in a company's chain.")
+    _unsealed_idx = models.Index("(chain_company_id, id) WHERE chain_seq IS NULL")
 
     create_date = fields.Datetime(readonly=True, default=fields.Datetime.now)
 
@@ -94,6 +101,30 @@ class AgenticAiExecutionLog(models.Model):
     input_tokens = fields.Integer(readonly=True)
     output_tokens = fields.Integer(readonly=True)
     cost = fields.Float(digits=(16, 6), readonly=True, string="Cost (USD)")
+    level = fields.Selection([("info", "Info"), ("warning", "Warning"), ("error", "Error")], readonly=True,
+                             index=True, help="Info: it worked. Warning: refused by Odoo (access, validation) or "
+                                              "by the safety rules, or the model's mistake. Error: something broke.")
+    # The hash chain (engine/log_chain.py). The many2one fields above are
+    # nulled when their record is deleted; the chain covers these copies.
+    chain_company_id = fields.Integer(readonly=True, help="Company whose chain holds the row (id as logged).")
+    logged_thread_id = fields.Integer(readonly=True, string="Thread (id as logged)")
+    logged_agent_id = fields.Integer(readonly=True, string="Agent (id as logged)")
+    logged_user_id = fields.Integer(readonly=True, string="User (id as logged)")
+    logged_provider_id = fields.Integer(readonly=True, string="Provider (id as logged)")
+    logged_run_as_user_id = fields.Integer(readonly=True, string="Run As (id as logged)")
+    chain_seq = fields.Integer(readonly=True, copy=False, string="Chain Number",
+                               help="Place in the company's chain; empty until the row's transaction has committed "
+                                    "and the row is sealed.")
+    chain_hash = fields.Char(readonly=True, copy=False,
+                             help="sha256 of the previous row's hash, the chain number and the row's content.")
+
+    @api.model_create_multi
+    def create(self, vals_list):
+        """Refused: rows are inserted by ``log``/``log_many`` only, so nobody
+        chooses a row's chain fields (AccessError first for users without
+        the create right, as the ORM would, then UserError)."""
+        self.check_access("create")
+        raise UserError(self.env._("Execution logs are written by the agents only."))
 
     @api.private
     @api.model
@@ -115,7 +146,11 @@ class AgenticAiExecutionLog(models.Model):
         INSERT, and the rows of one step are written together
         (``engine/audit.py``). Rows are never written afterwards, so nothing
         but the threads' cached ``execution_log_ids`` and usage totals depend
-        on them; those are invalidated here."""
+        on them; those are invalidated here.
+
+        Rows go in unsealed (no ``chain_seq``/``chain_hash``); a post-commit
+        hook, registered once per transaction, chains the companies' rows
+        in a short transaction of its own (``log_chain.seal_committed``)."""
         if not rows:
             return self.sudo()
         now = self.env.cr.now()
@@ -129,7 +164,19 @@ class AgenticAiExecutionLog(models.Model):
         ids = [row_id for (row_id,) in self.env.cr.fetchall()]
         threads = self.env["agentic.ai.thread"].browse({row["thread_id"] for row in prepared if row["thread_id"]})
         threads.invalidate_recordset(["execution_log_ids", "total_input_tokens", "total_output_tokens", "total_cost"])
+        self._seal_after_commit({row["chain_company_id"] for row in prepared})
         return self.sudo().browse(sorted(ids))
+
+    def _seal_after_commit(self, company_ids):
+        """Have the rows of ``company_ids`` chained once this transaction
+        has committed (one hook per transaction, for every company)."""
+        postcommit = self.env.cr.postcommit
+        pending = postcommit.data.get("agentic_ai.log_chain")
+        if pending is None:
+            pending = postcommit.data["agentic_ai.log_chain"] = set()
+            registry = self.env.registry
+            postcommit.add(lambda: log_chain.seal_committed(registry, pending))
+        pending.update(company_ids)
 
     @tools.ormcache()
     def _insert_statement(self):
@@ -151,7 +198,7 @@ class AgenticAiExecutionLog(models.Model):
         unknown = set(values) - set(self._fields)
         if unknown:
             raise ValueError(f"unknown execution log fields: {sorted(unknown)}")
-        return {
+        row = {
             "success": True,
             "action_type": action_type,
             "thread_id": thread.id,
@@ -160,7 +207,15 @@ class AgenticAiExecutionLog(models.Model):
             "company_id": thread.company_id.id or self.env.company.id,
             **values,
             "create_date": now,
+            "chain_seq": None,
+            "chain_hash": None,
         }
+        row["level"] = row.get("level") or ("info" if row["success"] else "error")
+        row["chain_company_id"] = row["company_id"]
+        for column, (logged, _table) in log_chain.REFERENCES.items():
+            if column != "company_id":
+                row[logged] = row.get(column) or None
+        return row
 
     def write(self, vals):
         raise UserError(self.env._("Execution logs are immutable."))
@@ -220,11 +275,72 @@ class AgenticAiExecutionLog(models.Model):
         return {key: rate_limits.WindowUsage(float(amount), oldest) for key, amount, oldest in rows}
 
     @api.model
+    def action_verify_chain(self):
+        """Button of the log list (AI administrators): verify every
+        company's chain and show the outcome as a notification."""
+        results = self.verify_chain()
+        broken = [r for r in results if not r["ok"]]
+        lines = [self.env._("Company %(company)s: row %(id)s (chain number %(seq)s): %(reason)s",
+                            company=r["company_id"], **r["first_broken"]) for r in broken]
+        if not broken:
+            rows = sum(r["rows_checked"] for r in results)
+            lines = [self.env._("%(rows)s rows checked in %(chains)s chains, none changed or missing.",
+                                rows=rows, chains=len(results))]
+        return {"type": "ir.actions.client", "tag": "display_notification", "params": {
+            "title": self.env._("Execution log altered") if broken else self.env._("Execution log intact"),
+            "message": "\n".join(lines), "type": "danger" if broken else "success", "sticky": bool(broken)}}
+
+    @api.model
+    def verify_chain(self, company=None):
+        """Verify the hash chain of ``company`` (a res.company record or id;
+        every company that has rows or checkpoints when None). AI
+        administrators only (AccessError otherwise). Returns a list, one
+        dict per company, as ``engine.log_chain.verify`` describes:
+        ``{company_id, ok, rows_checked, unsealed, checkpoint_seq, head:
+        {seq, hash}, first_broken: None | {id, seq, reason}}``."""
+        if not (self.env.su or self.env.user.has_group("agentic_ai.group_agentic_ai_admin")):
+            raise AccessError(self.env._("Only AI administrators can verify the execution log."))
+        self.env.flush_all()
+        if company is None:
+            self.env.cr.execute(SQL("SELECT chain_company_id FROM %s UNION SELECT company_id FROM %s ORDER BY 1",
+                                    SQL.identifier(self._table),
+                                    SQL.identifier(self.env["agentic.ai.execution.log.checkpoint"]._table)))
+            company_ids = [company_id for (company_id,) in self.env.cr.fetchall() if company_id is not None]
+        else:
+            company_ids = [company if isinstance(company, int) else company.id]
+        return [log_chain.verify(self.env.cr, company_id) for company_id in company_ids]
+
+    @api.model
     def _cron_purge_old_logs(self, days=90):
-        """Cron: delete rows older than ``days`` days. Returns how many."""
+        """Cron: delete rows older than ``days`` days; returns how many.
+
+        A company's chain is cut at a place, never holed: the purge first
+        seals what it sees, then deletes, per company, the sealed rows up to
+        the last one before its first row of the last ``days`` days, and
+        records where the chain goes on (``agentic.ai.execution.log.checkpoint``:
+        that row's seq and hash), so the rest still verifies. It holds each
+        company's chain lock until the cron commits."""
         limit = fields.Datetime.now() - timedelta(days=int(days))
-        old = self.sudo().search([("create_date", "<", limit)])
-        count = len(old)
-        old.with_context(agentic_ai_log_purge=True).unlink()
+        log_chain.seal(self.env)
+        table = SQL.identifier(self._table)
+        self.env.cr.execute(SQL("SELECT DISTINCT chain_company_id FROM %s WHERE create_date < %s "
+                                "AND chain_seq IS NOT NULL", table, limit))
+        count = 0
+        for company_id in sorted(company_id for (company_id,) in self.env.cr.fetchall()):
+            log_chain.lock_company(self.env.cr, company_id)
+            self.env.cr.execute(SQL("""
+                SELECT chain_seq, chain_hash FROM %(t)s
+                 WHERE chain_company_id = %(c)s AND chain_seq IS NOT NULL AND create_date < %(limit)s
+                   AND chain_seq < COALESCE((SELECT min(chain_seq) FROM %(t)s WHERE chain_company_id = %(c)s
+                                               AND chain_seq IS NOT NULL AND create_date >= %(limit)s), 2147483647)
+                 ORDER BY chain_seq DESC LIMIT 1""", t=table, c=company_id, limit=limit))
+            last = self.env.cr.fetchone()
+            if not last:
+                continue
+            old = self.sudo().search([("chain_company_id", "=", company_id), ("chain_seq", "<=", last[0])])
+            old.with_context(agentic_ai_log_purge=True).unlink()
+            self.env["agentic.ai.execution.log.checkpoint"].sudo().with_context(agentic_ai_log_purge=True).create({
+                "company_id": company_id, "last_seq": last[0], "last_hash": last[1], "rows_purged": len(old)})
+            count += len(old)
         _logger.info("Purged %s execution log rows older than %s days", count, days)
         return count

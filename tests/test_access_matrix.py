@@ -24,6 +24,7 @@ EXPECTED = {
     "agentic.ai.execution.log": {"user": "r", "operator": "r", "admin": "r"},
     "agentic.ai.safety.rule": {"user": "", "operator": "r", "admin": "rwcu"},
     "agentic.ai.confirm.wizard": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
+    "agentic.ai.execution.log.checkpoint": {"user": "", "operator": "", "admin": "r"},
 }
 
 
@@ -45,7 +46,7 @@ class TestAccessMatrix(AgenticCase):
         self.assertEqual(models, set(EXPECTED), "a model of the addon has no expected rights here")
 
     def test_acl_matrix(self):
-        """Every model × group × operation against EXPECTED (96 checks)."""
+        """Every model × group × operation against EXPECTED (108 checks)."""
         checked = 0
         for model, rights in EXPECTED.items():
             for group, user in self.members.items():
@@ -68,7 +69,7 @@ class TestAccessMatrix(AgenticCase):
         for row in ours:
             granted = "".join(letter for letter, operation in OPERATIONS.items() if row[f"perm_{operation}"])
             self.assertEqual(granted, EXPECTED[row.model_id.model][by_group[row.group_id]], row.name)
-        self.assertEqual(len(rows), 25, "24 model rows and the operators' read access to ir.model")
+        self.assertEqual(len(rows), 28, "27 model rows and the operators' read access to ir.model")
 
     def test_logs_and_messages_are_never_writable(self):
         log = self.env["agentic.ai.execution.log"].log("error", user_id=self.members["admin"].id)

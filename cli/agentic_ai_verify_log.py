@@ -1,0 +1,54 @@
+"""``odoo-bin --addons-path=… agentic_ai_verify_log -d DB [--company ID]``:
+verify the hash chain of agentic_ai's execution log (engine/log_chain.py).
+
+Odoo 19 finds the command in an addon's ``cli/`` folder when the addons
+path is given before the command name (odoo/cli/command.py). Prints one
+line per company (rows checked, head seq and hash, or the first broken
+row and why) and exits 1 when a chain is broken, 2 when the database has
+no agentic_ai, else 0. Reads only; writes nothing."""
+import optparse
+import sys
+
+from odoo import api
+from odoo.cli.command import Command
+from odoo.modules.registry import Registry
+from odoo.tools import config
+
+
+class AgenticAiVerifyLog(Command):
+    """Verify the agentic_ai execution log chain; exit 1 if it was altered"""
+    name = "agentic_ai_verify_log"
+
+    def run(self, cmdargs):
+        parser = config.parser
+        parser.prog = self.prog
+        group = optparse.OptionGroup(parser, "Verify the execution log")
+        group.add_option("--company", dest="agentic_ai_company", type="int",
+                         help="id of the one company to verify (default: every company)")
+        parser.add_option_group(group)
+        opt = config.parse_config(cmdargs + ["--no-http"], setup_logging=True)
+        if len(config["db_name"]) != 1:
+            sys.exit("agentic_ai_verify_log needs one database: -d DB")
+        with Registry(config["db_name"][0]).cursor() as cr:
+            env = api.Environment(cr, api.SUPERUSER_ID, {})
+            if "agentic.ai.execution.log" not in env:
+                sys.stderr.write("agentic_ai is not installed in this database\n")
+                sys.exit(2)
+            results = env["agentic.ai.execution.log"].verify_chain(opt.agentic_ai_company)
+            cr.rollback()
+        for result in results:
+            sys.stdout.write(describe(result) + "\n")
+        sys.exit(0 if all(result["ok"] for result in results) else 1)
+
+
+def describe(result):
+    """One line of text for one company's ``verify_chain`` result."""
+    head = f"company {result['company_id']}: {result['rows_checked']} rows checked"
+    if result["checkpoint_seq"]:
+        head += f" after checkpoint {result['checkpoint_seq']}"
+    if result["unsealed"]:
+        head += f", {result['unsealed']} not sealed yet"
+    broken = result["first_broken"]
+    if broken:
+        return f"{head}; BROKEN at row {broken['id']} (seq {broken['seq']}): {broken['reason']}"
+    return f"{head}; ok, head seq {result['head']['seq']} hash {result['head']['hash']}"

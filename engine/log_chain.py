@@ -1,0 +1,241 @@
+"""Hash chain of the execution log (spec 000 §3.7, §7; issue 9, point 7).
+
+Each company's rows form one linear chain: every row gets a ``chain_seq``
+(1, 2, 3… per company, so a missing row leaves a gap) and a ``chain_hash`` =
+sha256 of the previous row's hash, its own seq and the digest of its content
+(``link_hash``). The content digest is computed by PostgreSQL from the
+columns in ``HASHED_COLUMNS`` (``content_digest_sql``), the same expression
+when sealing and when verifying, so the bytes hashed never depend on how
+Python reads a timestamp or an amount back.
+
+When rows are chained ("sealed"), and why not in the inserting transaction:
+a run is one long transaction (LLM calls included) and Odoo runs it in
+REPEATABLE READ. Chaining at its commit (a precommit hook) would read the
+company's chain head from a snapshot taken when the run started, missing
+rows that other runs chained meanwhile: the chain would fork, or the unique
+index on (company, seq) would fail the whole run at commit. Odoo also runs
+precommit hooks at every flushing savepoint (each tool call), so the lock
+would be taken mid-run and held to its end. Instead ``log_many`` inserts
+rows unsealed and registers a post-commit hook; after the run's commit,
+``seal_committed`` opens its own short READ COMMITTED transaction, takes the
+company's advisory lock (``LOCK_CLASS``, company id), reads the head (fresh,
+after the lock), chains every committed unsealed row of the company in id
+order, and commits. The lock is held for that short transaction only; runs
+never wait for each other. Rows left unsealed (a crash between the two
+commits) are chained by the company's next seal; ``verify`` counts them.
+
+Sealing in a transaction that may have an old snapshot (``seal`` called
+from the purge cron, a migration or a test) is safe too: it works in a
+savepoint and gives up when the unique index reports that the head moved.
+
+Concurrency cannot be exercised in a TransactionCase (one transaction);
+the guarantees above rest on the advisory lock, READ COMMITTED and the
+unique index ``(chain_company_id, chain_seq)``.
+
+What the chain proves: a row changed, deleted in the middle or re-numbered
+through SQL is found by ``verify``. Someone able to rewrite the table and
+recompute every later hash, or to delete the newest rows, is only caught by
+comparing the head (seq, hash) that ``verify`` reports with a copy kept
+outside the database.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import psycopg2.errors
+
+from odoo import api
+from odoo.sql_db import Cursor
+from odoo.tools import SQL
+
+_logger = logging.getLogger(__name__)
+
+TABLE = "agentic_ai_execution_log"
+CHECKPOINT_TABLE = "agentic_ai_execution_log_checkpoint"
+LOCK_CLASS = 0x41474C47  # first key of pg_advisory_xact_lock(class, company id)
+GENESIS = "0" * 64  # the "previous hash" of a company's first row
+BATCH = 5000  # rows read per query when verifying
+
+# The content a row's hash covers, in this order; changing it changes every
+# digest, so it needs a new chain version, not an edit. The many2one columns
+# (thread_id, agent_id, user_id, provider_id, company_id) are nulled by
+# PostgreSQL when their record is deleted: the hash covers their values as
+# logged (logged_*_id, chain_company_id), and ``verify`` checks that each
+# many2one still holds its logged value, or NULL when that record is gone.
+HASHED_COLUMNS = (
+    "id", "chain_company_id", "create_date", "action_type", "level",
+    "logged_thread_id", "logged_agent_id", "logged_user_id", "logged_provider_id", "logged_run_as_user_id",
+    "tool_name", "tool_call_id", "model_name", "record_ids", "llm_model",
+    "input_data", "output_data", "before_snapshot", "success", "error_message",
+    "duration_ms", "input_tokens", "output_tokens", "cost",
+)
+# many2one column -> (column holding its logged value, table it points to)
+REFERENCES = {
+    "thread_id": ("logged_thread_id", "agentic_ai_thread"),
+    "agent_id": ("logged_agent_id", "agentic_ai_agent"),
+    "user_id": ("logged_user_id", "res_users"),
+    "provider_id": ("logged_provider_id", "agentic_ai_llm_provider"),
+    "run_as_user_id": ("logged_run_as_user_id", "res_users"),
+    "company_id": ("chain_company_id", "res_company"),
+}
+
+
+def content_digest_sql() -> SQL:
+    """SQL expression: hex sha256 of a row's ``HASHED_COLUMNS`` as a JSON
+    array (PostgreSQL's own text of each value)."""
+    columns = SQL(", ").join(SQL.identifier(TABLE, column) for column in HASHED_COLUMNS)
+    return SQL("encode(sha256(convert_to(json_build_array(%s)::text, 'UTF8')), 'hex')", columns)
+
+
+def link_hash(previous: str, seq: int, digest: str) -> str:
+    """The ``chain_hash`` of row number ``seq`` whose content digest is
+    ``digest``, after a row (or checkpoint) of hash ``previous``: hex sha256."""
+    return hashlib.sha256(f"{previous}:{seq}:{digest}".encode()).hexdigest()
+
+
+def lock_company(cr, company_id: int) -> None:
+    """Wait for the company's chain lock, held until the transaction ends."""
+    cr.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, company_id])
+
+
+def chain_start(cr, company_id: int) -> tuple[int, str]:
+    """``(seq, hash)`` the company's chain starts from: its latest
+    checkpoint, or ``(0, GENESIS)``."""
+    cr.execute(SQL("SELECT last_seq, last_hash FROM %s WHERE company_id = %s ORDER BY last_seq DESC LIMIT 1",
+                   SQL.identifier(CHECKPOINT_TABLE), company_id))
+    return cr.fetchone() or (0, GENESIS)
+
+
+def chain_head(cr, company_id: int) -> tuple[int, str]:
+    """``(seq, hash)`` of the company's last sealed row, or where its chain
+    starts when no sealed row is left."""
+    start = chain_start(cr, company_id)
+    cr.execute(SQL("SELECT chain_seq, chain_hash FROM %s WHERE chain_company_id = %s AND chain_seq IS NOT NULL "
+                   "ORDER BY chain_seq DESC LIMIT 1", SQL.identifier(TABLE), company_id))
+    head = cr.fetchone()
+    return head if head and head[0] > start[0] else start
+
+
+def seal(env, company_ids=None) -> int:
+    """Chain the unsealed rows of ``company_ids`` (every company with one
+    when None) that this transaction sees, in id order, after each
+    company's head; returns how many rows were sealed. Takes each company's
+    lock (until the transaction ends). A company whose head moved since
+    this transaction's snapshot (another seal committed meanwhile) is left
+    to the next seal."""
+    cr = env.cr
+    if company_ids is None:
+        cr.execute(SQL("SELECT DISTINCT chain_company_id FROM %s WHERE chain_seq IS NULL", SQL.identifier(TABLE)))
+        company_ids = [company_id for (company_id,) in cr.fetchall()]
+    sealed = 0
+    for company_id in sorted(set(company_ids)):  # always the same order: no deadlock between two seals
+        lock_company(cr, company_id)
+        try:
+            with cr.savepoint(flush=False):
+                sealed += _seal_company(cr, company_id)
+        except (psycopg2.errors.UniqueViolation, psycopg2.errors.SerializationFailure):
+            _logger.info("Execution log chain of company %s moved meanwhile; its next seal chains the rows",
+                         company_id)
+    if sealed:
+        env["agentic.ai.execution.log"].invalidate_model(["chain_seq", "chain_hash"])
+    return sealed
+
+
+def _seal_company(cr, company_id: int) -> int:
+    cr.execute(SQL("SELECT id, %s FROM %s WHERE chain_company_id = %s AND chain_seq IS NULL ORDER BY id",
+                   content_digest_sql(), SQL.identifier(TABLE), company_id))
+    rows = cr.fetchall()
+    if not rows:
+        return 0
+    seq, previous = chain_head(cr, company_id)
+    values = []
+    for row_id, digest in rows:
+        seq += 1
+        previous = link_hash(previous, seq, digest)
+        values.append(SQL("(%s, %s, %s)", row_id, seq, previous))
+    cr.execute(SQL("UPDATE %s SET chain_seq = v.seq, chain_hash = v.hash FROM (VALUES %s) AS v(id, seq, hash) "
+                   "WHERE %s.id = v.id", SQL.identifier(TABLE), SQL(", ").join(values), SQL.identifier(TABLE)))
+    return len(rows)
+
+
+def seal_committed(registry, company_ids) -> None:
+    """Post-commit hook of ``log_many``: seal ``company_ids`` in a new short
+    transaction that sees every committed row (READ COMMITTED, so the head
+    is read after the lock is granted). A failure is logged, never raised:
+    the rows stay unsealed until the company's next seal."""
+    try:
+        with registry.cursor() as cr:
+            if isinstance(cr, Cursor):  # a test cursor shares the test's transaction instead
+                cr.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            seal(api.Environment(cr, api.SUPERUSER_ID, {}), company_ids)
+    except Exception:
+        _logger.exception("Could not seal the execution log chain of companies %s; the next seal will",
+                          sorted(company_ids))
+
+
+def verify(cr, company_id: int) -> dict:
+    """Check the company's chain from its latest checkpoint.
+
+    Returns ``{company_id, ok, rows_checked, unsealed, checkpoint_seq,
+    head: {seq, hash}, first_broken}`` where ``first_broken`` is None or
+    ``{id, seq, reason}``, the row of lowest seq that is wrong: a gap before
+    it (rows missing), a hash that does not match its content and the
+    previous row's hash (content changed), or a many2one changed or
+    cleared while its record still exists. ``unsealed`` counts committed
+    rows not chained yet (they prove nothing until sealed)."""
+    start_seq, start_hash = chain_start(cr, company_id)
+    seq, previous = start_seq, start_hash
+    checked, broken = 0, None
+    while broken is None:
+        cr.execute(SQL("SELECT id, chain_seq, chain_hash, %s FROM %s WHERE chain_company_id = %s AND chain_seq > %s "
+                       "ORDER BY chain_seq LIMIT %s", content_digest_sql(), SQL.identifier(TABLE), company_id, seq,
+                       BATCH))
+        rows = cr.fetchall()
+        for row_id, row_seq, row_hash, digest in rows:
+            checked += 1
+            if row_seq != seq + 1:
+                reason = (f"rows missing: chain_seq {seq + 1} to {row_seq - 1} not found"
+                          if seq != start_seq else
+                          f"chain link broken: the chain should go on from seq {seq} "
+                          f"({'checkpoint' if start_seq else 'start'}), rows {seq + 1} to {row_seq - 1} not found")
+                broken = {"id": row_id, "seq": row_seq, "reason": reason}
+            elif link_hash(previous, row_seq, digest) != row_hash:
+                broken = {"id": row_id, "seq": row_seq, "reason": (
+                    "content changed: the hash does not match the row's content and the previous row's hash")}
+            if broken:
+                break
+            seq, previous = row_seq, row_hash
+        if len(rows) < BATCH:
+            break
+    reference = _first_wrong_reference(cr, company_id, start_seq)
+    if reference and (broken is None or reference["seq"] < broken["seq"]):
+        broken = reference
+    cr.execute(SQL("SELECT count(*) FROM %s WHERE chain_company_id = %s AND chain_seq IS NULL",
+                   SQL.identifier(TABLE), company_id))
+    unsealed = cr.fetchone()[0]
+    return {"company_id": company_id, "ok": broken is None, "rows_checked": checked, "unsealed": unsealed,
+            "checkpoint_seq": start_seq, "head": {"seq": seq, "hash": previous}, "first_broken": broken}
+
+
+def _first_wrong_reference(cr, company_id: int, after_seq: int) -> dict | None:
+    """The sealed row of lowest seq (above ``after_seq``) with a many2one
+    that is neither its logged value nor NULL because the record is gone."""
+    log = SQL.identifier(TABLE)
+    found = []
+    for column, (logged, target) in REFERENCES.items():
+        current, kept = SQL.identifier(TABLE, column), SQL.identifier(TABLE, logged)
+        cr.execute(SQL(
+            "SELECT id, chain_seq, %s, %s FROM %s WHERE chain_company_id = %s AND chain_seq > %s AND "
+            "((%s IS NOT NULL AND %s IS DISTINCT FROM %s) OR "
+            " (%s IS NULL AND %s IS NOT NULL AND EXISTS (SELECT 1 FROM %s t WHERE t.id = %s))) "
+            "ORDER BY chain_seq LIMIT 1",
+            current, kept, log, company_id, after_seq, current, current, kept, current, kept,
+            SQL.identifier(target), kept))
+        row = cr.fetchone()
+        if row:
+            row_id, row_seq, value, logged_value = row
+            what = "cleared" if value is None else f"changed to {value}"
+            found.append({"id": row_id, "seq": row_seq,
+                          "reason": f"reference changed: {column} {what}, logged as {logged_value}"})
+    return min(found, key=lambda broken: broken["seq"], default=None)
