@@ -259,6 +259,18 @@ class TestAuditChain(ChainMixin, AgenticCase):
         row = self.Log.search([("tool_name", "=", "odoo_search_read"), ("user_id", "=", basic.id)])
         self.assertEqual((row.level, row.success), ("warning", False))
 
+    def test_a_tool_that_breaks_is_an_error_with_its_traceback(self):
+        tool = self.env["agentic.ai.tool"].create({"name": "broken_tool", "description": "x",
+                                                   "tool_type": "python_code", "python_code": "result = 1 / 0"})
+        self.agent.tool_ids = [(4, tool.id)]
+        with self.assertLogs("odoo.addons.agentic_ai.engine.executor", logging.ERROR) as logs:
+            result = self.execute("broken_tool", {}, user=self.env.ref("base.user_admin"))
+        self.assertFalse(result.success)
+        self.assertIn("ZeroDivisionError", result.error)
+        self.assertIsNotNone(logs.records[0].exc_info, "a tool that breaks keeps its traceback")
+        row = self.Log.search([("tool_name", "=", "broken_tool")])
+        self.assertEqual((row.level, row.success), ("error", False))
+
     def test_levels_of_success_and_of_errors_logged_outside_tools(self):
         self.assertEqual(self.rows(1).level, "info")
         self.assertEqual(self.Log.log("error", success=False, error_message="x").level, "error")
