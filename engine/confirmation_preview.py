@@ -12,6 +12,8 @@ field or model they may not read as hidden. Every written value is listed,
 the ones that change first; the exact arguments are in the request too."""
 from __future__ import annotations
 
+import json
+
 from .tool_spec import ToolSpec
 
 MAX_RECORDS = 50        # records named in one request (the total is given as record_count)
@@ -40,6 +42,9 @@ def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -
     ids, changes = [], []
     for name, value in params.items():
         field = model._fields.get(name) if model is not None else None
+        if field is None and model is not None and _is_id(value):
+            field = model._fields.get(f"{name}_id")  # a domain tool's "partner": the record partner_id names
+            field = field if field is not None and field.type == "many2one" else None
         if model is not None and name in ID_NAMES and field is None:
             ids += _ids(value if isinstance(value, list) else [value])
         elif model is not None and field is None and name.endswith("_id") and _is_id(value) \
@@ -116,7 +121,9 @@ def _current(record, field) -> str:
         return str(dict(field._description_selection(record.env)).get(value, value)) if value else "(empty)"
     if field.type == "binary":
         return "(file)" if value else "(empty)"
-    return "(empty)" if value is False and field.type != "boolean" else _short(value)
+    if field.type == "boolean":
+        return "yes" if value else "no"
+    return "(empty)" if value is False else _short(value)
 
 
 def _shown(model, field, value) -> str:
@@ -128,13 +135,16 @@ def _shown(model, field, value) -> str:
         return str(dict(field._description_selection(model.env)).get(value, value))
     if field is not None and field.type == "binary" and value:
         return f"(a file of {len(str(value))} characters)"
+    if field is not None and field.type == "boolean":
+        return "yes" if value else "no"
     if value is False or value is None:
         return "(empty)"
     return _short(value)
 
 
 def _short(value) -> str:
-    text = " ".join(str(value).split())
+    text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list, tuple)) else str(value)
+    text = " ".join(text.split())
     if len(text) <= MAX_VALUE_CHARS:
         return text
     head, tail = MAX_VALUE_CHARS * 2 // 3, MAX_VALUE_CHARS // 3

@@ -180,8 +180,6 @@ class Executor:
             if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
                 return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot, level="error")
-            # Odoo's refusals (access, validation), ours, the model's mistakes: one line, no traceback.
-            _logger.warning("Tool %s refused: %s", tool_name, " ".join(result.error.split()))
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
 
     @staticmethod
@@ -254,6 +252,9 @@ class Executor:
         success, else ``level`` (``error`` for a tool that broke) or
         ``warning`` (refused by Odoo or our rules, or the model's mistake)."""
         duration_ms = int((time.monotonic() - started) * 1000)
+        if not result.success and level != "error":
+            # Odoo's refusals (access, validation), ours, the model's mistakes: one line, no traceback.
+            _logger.warning("Tool %s refused: %s", tool_name, " ".join((result.error or "").split()))
         data = result.data if isinstance(result.data, dict) else {}
         record_ids = data.get("ids") or ([data["id"]] if isinstance(data.get("id"), int) else None)
         self.audit.record(

@@ -56,6 +56,7 @@ CHECKPOINT_TABLE = "agentic_ai_execution_log_checkpoint"
 LOCK_CLASS = 0x41474C47  # first key of pg_advisory_xact_lock(class, company id)
 GENESIS = "0" * 64  # the "previous hash" of a company's first row
 BATCH = 5000  # rows read per query when verifying
+STALE_MINUTES = 10  # an unsealed row older than this is reported by verify
 
 # The content a row's hash covers, in this order; changing it changes every
 # digest, so it needs a new chain version, not an edit. The many2one columns
@@ -214,8 +215,26 @@ def verify(cr, company_id: int) -> dict:
     cr.execute(SQL("SELECT count(*) FROM %s WHERE chain_company_id = %s AND chain_seq IS NULL",
                    SQL.identifier(TABLE), company_id))
     unsealed = cr.fetchone()[0]
+    if broken is None and unsealed:
+        broken = _stale_unsealed(cr, company_id)
     return {"company_id": company_id, "ok": broken is None, "rows_checked": checked, "unsealed": unsealed,
             "checkpoint_seq": start_seq, "head": {"seq": seq, "hash": previous}, "first_broken": broken}
+
+
+def _stale_unsealed(cr, company_id: int) -> dict | None:
+    """The oldest row left unsealed more than STALE_MINUTES after it was
+    written: rows are chained within seconds of their commit, so its chain
+    fields were cleared (to have it chained again with other content) or
+    sealing keeps failing; either way, someone must look."""
+    cr.execute(SQL("SELECT id, create_date FROM %s WHERE chain_company_id = %s AND chain_seq IS NULL "
+                   "AND create_date < (now() AT TIME ZONE 'UTC') - make_interval(mins => %s) ORDER BY id LIMIT 1",
+                   SQL.identifier(TABLE), company_id, STALE_MINUTES))
+    row = cr.fetchone()
+    if not row:
+        return None
+    return {"id": row[0], "seq": None, "reason": (
+        f"row written at {row[1]} UTC is still not chained after {STALE_MINUTES} minutes: its chain fields were "
+        "cleared, or chaining keeps failing (see Odoo's log)")}
 
 
 def _first_wrong_reference(cr, company_id: int, after_seq: int) -> dict | None:

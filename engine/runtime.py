@@ -9,7 +9,6 @@ log."""
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
 
 from odoo.exceptions import UserError
 
@@ -39,28 +38,34 @@ class LLMUnavailable(Exception):
         self.errors = errors
 
 
-@dataclass(frozen=True)
-class AgentResult:
-    """What a run produced, for controllers and callers.
+class AgentResult(dict):
+    """What a run produced, for controllers and callers: a dict, so that it
+    travels as JSON as it is (``agent.run`` and the confirmation answers
+    are called over JSON-RPC), whose keys also read as attributes.
 
     ``state`` is the thread's state afterwards; ``reply`` the last assistant
     text (or the confirmation question); tokens and cost cover this run;
-    ``confirmation`` is the call waiting for the user's answer."""
-    thread_id: int
-    state: str
-    reply: str
-    iterations: int = 0
-    tool_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    error: str | None = None
-    confirmation: ConfirmationRequest | None = None
-    message_ids: list[int] = field(default_factory=list)
+    ``confirmation`` is the call waiting for the user's answer: as an
+    attribute the ``ConfirmationRequest``, as a key its dict."""
+
+    def __init__(self, thread_id: int, state: str, reply: str, iterations: int = 0, tool_calls: int = 0,
+                 input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0, error: str | None = None,
+                 confirmation: ConfirmationRequest | None = None, message_ids: list[int] | None = None):
+        super().__init__(thread_id=thread_id, state=state, reply=reply, iterations=iterations, tool_calls=tool_calls,
+                         input_tokens=input_tokens, output_tokens=output_tokens, cost=cost, error=error,
+                         confirmation=confirmation.to_dict() if confirmation else None,
+                         message_ids=list(message_ids or ()))
+        self.__dict__["confirmation"] = confirmation
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
     def to_dict(self) -> dict:
-        """JSON-safe: ``confirmation`` as ``{tool_call_id, tool, arguments, reason, risk_level}``."""
-        return asdict(self)
+        """A plain dict: ``confirmation`` as ``{tool_call_id, tool, arguments, reason, risk_level, ...}``."""
+        return dict(self)
 
 
 class AgentRuntime:
@@ -115,6 +120,7 @@ class AgentRuntime:
         self.thread._set_runtime_state(state="executing", pending_confirmation=False)
         name, call_id = request.tool, request.tool_call_id
         if approved and name in self.context.tools:
+            self.tool_call_count += 1
             result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id,
                                            approved_operations=request.approved_operations)
             if result.confirmation_needed:  # it reached a change the user was not shown: ask about that one

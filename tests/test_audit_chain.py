@@ -90,6 +90,18 @@ class TestAuditChain(ChainMixin, AgenticCase):
         result = self.verify(self.company_b)
         self.assertEqual((result["ok"], result["rows_checked"], result["unsealed"]), (True, 0, 2))
 
+    def test_a_row_unchained_by_sql_is_reported_once_stale(self):
+        """Clearing the newest row's chain fields (so that the next seal
+        chains forged content) is reported once the row is old enough."""
+        rows = self.rows(3, self.company_b).sorted("id")
+        self.seal()
+        self.sql("UPDATE agentic_ai_execution_log SET chain_seq = NULL, chain_hash = NULL, output_data = 'x', "
+                 "create_date = create_date - interval '1 hour' WHERE id = %s", rows[2].id)
+        result = self.verify(self.company_b)
+        self.assertFalse(result["ok"])
+        self.assertEqual(result["first_broken"]["id"], rows[2].id)
+        self.assertIn("still not chained", result["first_broken"]["reason"])
+
     def test_sql_update_of_content_is_found_at_that_row(self):
         rows = self.rows(4, self.company_b).sorted("id")
         self.seal()

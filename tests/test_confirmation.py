@@ -4,6 +4,8 @@ the wizard, approve / reject / cancel end to end for every policy and kind
 of call (the confirmation matrix), rejected calls not asked again in the
 turn, the values before every change kept in the log, and calls made as
 the agent's Run As user marked there."""
+import json
+
 from odoo import Command
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import new_test_user, tagged
@@ -207,6 +209,17 @@ class TestConfirmation(ToolCase):
         self.assertEqual(result.state, "completed")
         self.assertFalse(second.exists())
         self.assertTrue(first.exists(), "the first, rejected call was not run nor asked again")
+
+    def test_answers_travel_as_json_over_rpc(self):
+        """``handle_confirmation`` and ``cancel_confirmation`` are called over
+        call_kw: their result must be JSON as it is, not a repr."""
+        self.agent.require_confirmation = "destructive"
+        partner = self.env["res.partner"].create({"name": "Json"})
+        thread, waiting = self.turn(tool_call("odoo_unlink", {"model": "res.partner", "record_ids": [partner.id]}))
+        self.assertEqual(json.loads(json.dumps(waiting))["confirmation"]["records"],
+                         [{"id": partner.id, "name": "Json"}])
+        answered = json.loads(json.dumps(thread.with_user(self.user).handle_confirmation(True)))
+        self.assertEqual((answered["state"], answered["reply"], answered["tool_calls"]), ("completed", "done", 1))
 
     def test_cancel_frees_the_conversation(self):
         self.agent.require_confirmation = "destructive"

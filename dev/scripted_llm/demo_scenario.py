@@ -99,6 +99,8 @@ def reply(request: dict) -> dict:
     after it."""
     user_text, results = _since_user(request.get("messages") or [])
     text = user_text.strip()
+    if results and results[-1]["content"].startswith(("[CONFIRMATION_REJECTED]", "[CANCELLED]")):
+        return {"content": f"{BANNER}\nUnderstood: you rejected it, so I did not do it. Tell me what to do instead."}
     match = QUOTE_RE.search(text)
     if match:
         return _quotation(match, results)
