@@ -57,6 +57,12 @@ def _json_rows(text: str) -> list[dict]:
     return rows
 
 
+def _without_label(text: str) -> str:
+    """An observation without the label the observer puts before text from records."""
+    first, _, rest = text.partition("\n")
+    return rest if first.startswith("[Text from records") else text
+
+
 def _quotation(match, results: list[dict]) -> dict:
     customer = match["customer"].strip()
     lines = []
@@ -68,7 +74,7 @@ def _quotation(match, results: list[dict]) -> dict:
         return _call("odoo_search_read", {"model": "res.partner",
                                           "domain": [["name", "ilike", customer], ["is_company", "=", True]],
                                           "fields": ["id", "name"], "limit": 5}, 1)
-    last = results[-1]["content"]
+    last = _without_label(results[-1]["content"])
     if len(results) == 1:
         rows = _json_rows(last)
         if not rows:
