@@ -5,7 +5,7 @@ callers are given to show."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 # Why a call waits (SafetyDecision.source): a safety rule, the agent's or the
 # tool's confirmation policy, Odoo configuration, or record text seen earlier.
@@ -45,7 +45,6 @@ class ConfirmationRequest:
     records: tuple = ()
     record_count: int = 0
     changes: tuple = ()
-    key: str = field(default="", compare=False)
     approved_operations: tuple = ()
 
     def to_dict(self) -> dict:
@@ -71,7 +70,6 @@ class ConfirmationRequest:
                        records=tuple(dict(r) for r in data.get("records") or ()),
                        record_count=int(data.get("record_count") or len(data.get("records") or ())),
                        changes=tuple(dict(c) for c in data.get("changes") or ()),
-                       key=str(data.get("key") or ""),
                        approved_operations=tuple(dict(o) for o in data.get("approved_operations") or ()))
         except (TypeError, KeyError, AttributeError, ValueError) as error:
             raise ValueError(f"unreadable confirmation request: {error}") from None

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 
+from .safety import TOOL_OPERATIONS
 from .tool_spec import ToolSpec
 
 MAX_RECORDS = 50        # records named in one request (the total is given as record_count)
 MAX_VALUE_CHARS = 300   # one shown value; of a longer one, its start and end and how much is left out
 ID_NAMES = ("record_ids", "record_id", "ids", "id")
-GENERIC_OPERATIONS = {"odoo_create": "create", "odoo_write": "write", "odoo_unlink": "unlink"}
 UNREADABLE = "(not readable for you)"
 HIDDEN = "(hidden: you may not read this field)"
 
@@ -30,7 +30,7 @@ def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -
     ``params`` in ``env`` (the run's environment)."""
     model_name = params.get("model") if isinstance(params.get("model"), str) else (touched[0] if touched else "")
     model = env.get(model_name)
-    operation = GENERIC_OPERATIONS.get(spec.name, "call")
+    operation = TOOL_OPERATIONS.get(spec.name, "call")
     if spec.name == "odoo_method_call":
         operation = f"method:{params.get('method')}"
     if operation != "call":

@@ -148,10 +148,10 @@ class Executor:
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             preview = self._preview(spec, params, touched)
-            return self._ask(decision.reason, decision.source, params, key, preview,
+            return self._ask(decision.reason, decision.source, params, preview,
                              (*approved_operations, *self._declared_operations(spec, params, touched)))
-        declared = self._declared_operations(spec, params, touched)
-        approved = (*approved_operations, *declared) if confirmed else ()
+        # What the user approved: the operations shown (and those the call declares).
+        approved = (*approved_operations, *self._declared_operations(spec, params, touched)) if confirmed else ()
         operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, approved, self.env)
         snapshot, sources = None, []  # the snapshot is kept for a call whose changes stay
         try:
@@ -171,7 +171,7 @@ class Executor:
             snapshot = _fitted(operations.snapshots, operations.snapshot_overflow)
         except Exception as exc:
             if operations.confirmations and not operations.refusals:  # rolled back; ask, then run it again
-                return self._ask(operations.confirmations[0], "configuration", params, key, operations.pending or {},
+                return self._ask(operations.confirmations[0], "configuration", params, operations.pending or {},
                                  (*approved, operations.pending_signature))
             # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
@@ -183,11 +183,11 @@ class Executor:
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
 
     @staticmethod
-    def _ask(reason: str, source: str, params: dict, key: str, preview: dict, approves: tuple) -> ExecutionResult:
+    def _ask(reason: str, source: str, params: dict, preview: dict, approves: tuple) -> ExecutionResult:
         """The result of a call that waits for the user's confirmation;
         ``approves`` the operation signatures an approval covers."""
         return ExecutionResult(False, confirmation_needed=True, confirmation_reason=reason, confirmation={
-            "source": source, "arguments": params, "key": key, "approved_operations": tuple(approves), **preview})
+            "source": source, "arguments": params, "approved_operations": tuple(approves), **preview})
 
     def _preview(self, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> dict:
         """What the call would do, for the user (engine/confirmation_preview.py);

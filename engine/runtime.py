@@ -215,6 +215,7 @@ class AgentRuntime:
         """Execute the calls of one answer in order and store each
         observation. Returns the confirmation request of the call that needs
         the user's approval (the calls after it are not run)."""
+        rejected = self._rejected_keys()  # rejections happen between answers, never within one
         for index, call in enumerate(calls):
             if index >= MAX_TOOL_CALLS_PER_TURN:
                 self.transcript.add_tool_result(call.id, call.name, f"[NOT RUN] at most {MAX_TOOL_CALLS_PER_TURN} "
@@ -223,7 +224,7 @@ class AgentRuntime:
                 continue
             self.tool_call_count += 1
             result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted),
-                                                rejected=self._rejected_keys())
+                                                rejected=rejected)
             if result.confirmation_needed:
                 request = self._pause(call.id, call.name, result)
                 for later in calls[index + 1:]:
