@@ -72,8 +72,9 @@ class AgentRuntime:
     """Runs one user request on a thread (``agent``/``thread`` are records
     in the requesting user's environment)."""
 
-    def __init__(self, agent, thread):
+    def __init__(self, agent, thread, durable=None):
         self.env = thread.env
+        self.durable = durable
         self.thread = thread
         self.context = build_run_context(agent, thread)
         self.audit = AuditTrail(thread)

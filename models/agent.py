@@ -146,16 +146,19 @@ class AgenticAiAgent(models.Model):
             self.run(thread.id, initial_message)
         return thread
 
-    def run(self, thread_id, user_message):
+    def run(self, thread_id, user_message, durable=None):
         """Main entry: run ``user_message`` on the thread with AgentRuntime
-        (spec 000 §4.1). Returns the runtime's ``AgentResult``."""
+        (spec 000 §4.1). Returns the runtime's ``AgentResult``.
+
+        ``durable``: commit each finished step (see ``engine/durability.py``);
+        None decides from the caller (an HTTP request's own transaction)."""
         self.ensure_one()
         thread = self.env["agentic.ai.thread"].browse(thread_id).exists()
         if not thread or thread.agent_id != self:
             raise UserError(self.env._("Thread %s does not belong to agent %s.", thread_id, self.name))
         thread._check_owner_access()
         self._check_runnable(self.env.user)
-        return AgentRuntime(self, thread).run_turn(user_message)
+        return AgentRuntime(self, thread, durable=durable).run_turn(user_message)
 
     def _check_runnable(self, user):
         """Raise unless ``user`` may use this agent now: access (see

@@ -35,11 +35,15 @@ class AgenticAiThread(models.Model):
     company_id = fields.Many2one("res.company", required=True, default=lambda self: self.env.company)
     state = fields.Selection([
         ("active", "Active"),
+        ("queued", "Queued"),
         ("executing", "Executing"),
         ("waiting_confirmation", "Waiting Confirmation"),
         ("completed", "Completed"),
+        ("interrupted", "Interrupted"),
         ("error", "Error"),
-    ], default="active", required=True, index=True)
+    ], default="active", required=True, index=True,
+        help="queued: a message waits for the asynchronous processor; interrupted: the run stopped before it "
+             "finished (the client left, the user stopped it, or its worker ended) and what it did is kept.")
     message_ids = fields.One2many("agentic.ai.thread.message", "thread_id", string="Messages")
     message_count = fields.Integer(compute="_compute_message_count")
     execution_log_ids = fields.One2many("agentic.ai.execution.log", "thread_id", string="Execution Logs")
@@ -300,7 +304,7 @@ class AgenticAiThread(models.Model):
         """Queue ``message`` for the asynchronous processor and wake its cron."""
         self.ensure_one()
         self._check_owner_access()
-        if self.state in ("executing", "waiting_confirmation") or self.pending_message:
+        if self.state in ("queued", "executing", "waiting_confirmation") or self.pending_message:
             raise UserError(self.env._("This conversation is busy; wait for the current request to finish."))
         self._set_runtime_state(pending_message=message, async_requested_at=fields.Datetime.now())
         cron = self.env.ref("agentic_ai.ir_cron_process_pending_tasks", raise_if_not_found=False)
