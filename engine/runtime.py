@@ -8,34 +8,31 @@ written to the thread (the transcript is the state) and to the execution
 log."""
 from __future__ import annotations
 
-import time
+import logging
+from collections.abc import Callable
+from contextlib import contextmanager
 
 from odoo.exceptions import UserError
+from odoo.http import request as http_request
 
-from ..llm import LLMError, TokenTracker
+from ..llm import TokenTracker
+from . import durability
 from .audit import AuditTrail
 from .confirmation import ConfirmationRequest, call_key
 from .executor import Executor
+from .llm_calls import Interrupted, LLMCaller, LLMUnavailable
 from .observer import Observer
 from .rate_limits import check as check_rate_limits
-from .run_context import ProviderSpec, build_run_context
+from .run_context import build_run_context
 from .text import clean_text
 from .transcript import Transcript
 
-ATTEMPTS_PER_PROVIDER = 2          # spec 000 §4.5
+_logger = logging.getLogger(__name__)
+
 MAX_MESSAGE_CHARS = 20000          # longest user message accepted
 MAX_TOOL_CALLS_PER_TURN = 10       # calls run from one model answer; the rest are refused
-MAX_RETRY_AFTER = 10.0             # seconds: longest Retry-After we wait for
 LIMIT_REPLY = ("I have reached my processing limit of {n} steps for this request before finishing. "
                "What I did so far is above; tell me how to continue, or split the request into smaller ones.")
-
-
-class LLMUnavailable(Exception):
-    """Every provider failed; ``errors`` lists ``"provider: message"``."""
-
-    def __init__(self, errors: list[str]):
-        super().__init__("; ".join(errors))
-        self.errors = errors
 
 
 class AgentResult(dict):
@@ -70,42 +67,68 @@ class AgentResult(dict):
 
 class AgentRuntime:
     """Runs one user request on a thread (``agent``/``thread`` are records
-    in the requesting user's environment)."""
+    in the requesting user's environment).
 
-    def __init__(self, agent, thread, durable=None):
+    ``durable``: commit each finished step (engine/durability.py); None
+    means when the run owns its transaction, i.e. it is an HTTP request's
+    own. ``emit(event, data)`` receives the run's events as they happen
+    (spec §10.2: token, message, tool_call, tool_result,
+    confirmation_request); with it, answers are streamed from providers
+    that stream. ``should_stop()`` is asked at each step boundary (and
+    between streamed chunks): True ends the turn ``interrupted``."""
+
+    def __init__(self, agent, thread, durable: bool | None = None,
+                 emit: Callable[[str, dict], None] | None = None, should_stop: Callable[[], bool] | None = None):
         self.env = thread.env
-        self.durable = durable
         self.thread = thread
+        if durable is None:
+            durable = bool(http_request) and http_request.env.cr is self.env.cr
+        self.durable = durable and durability.can_commit(self.env.cr)
+        self.emit = emit
+        self._client_stop = should_stop or (lambda: False)
+        self.stop_reason = ""
         self.context = build_run_context(agent, thread)
         self.audit = AuditTrail(thread)
         self.executor = Executor(self.context, thread, self.audit)
         self.observer = Observer()
         self.tracker = TokenTracker()
+        self.llm = LLMCaller(self.context, self.audit, self.tracker, self._retry_delay(), emit=emit,
+                             should_stop=self._client_gone)
         self.transcript: Transcript | None = None
         self.iterations = 0
         self.tool_call_count = 0
 
     # ------------------------------------------------------------ entry points
-    def run_turn(self, user_message: str) -> AgentResult:
+    def run_turn(self, user_message: str, from_queue: bool = False) -> AgentResult:
         """Handle a new user message according to ``execution_mode``.
 
-        Plan-and-Execute and Hybrid run the ReAct loop until the planner
-        lands (spec §4.3–4.4 come with the plan models)."""
+        A confirmation still waiting is closed as cancelled first (its call
+        is not run). ``from_queue``: the asynchronous processor runs the
+        thread's queued message. Raises UserError for an empty or too long
+        message and a busy conversation. Plan-and-Execute and Hybrid run the
+        ReAct loop until the planner lands (spec §4.3–4.4)."""
         if not isinstance(user_message, str) or not user_message.strip():
             raise UserError(self.env._("The message is empty."))
         user_message = clean_text(user_message)
         if len(user_message) > MAX_MESSAGE_CHARS:
             raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
                                        n=len(user_message), max=MAX_MESSAGE_CHARS))
-        self._lock_thread()
-        if self.thread.state in ("executing", "waiting_confirmation"):
-            raise UserError(self.env._("This conversation is busy: %s.", dict(
-                self.thread._fields["state"]._description_selection(self.env))[self.thread.state]))
-        self.transcript = Transcript(self.thread)
+        with self._running():
+            busy = ("executing",) if from_queue else ("queued", "executing")
+            if self.thread.state in busy:
+                raise UserError(self.env._("This conversation is busy: %s.", dict(
+                    self.thread._fields["state"]._description_selection(self.env))[self.thread.state]))
+            return self._guarded(self._start_turn, user_message)
+
+    def _start_turn(self, user_message: str) -> AgentResult:
+        self.transcript = Transcript(self.thread, on_row=self._row_event)
+        if self.thread.state == "waiting_confirmation":
+            self._close_pending(self.env._("the user sent a new message instead of answering"))
         if not self.transcript.messages and self.thread.name == self.env._("New conversation"):
             self.thread.name = " ".join(user_message.split())[:60]
         self.transcript.add_user(user_message.strip())
-        self.thread._set_runtime_state(state="executing", last_error=False)
+        self.thread._set_runtime_state(state="executing", last_error=False, stop_requested=False)
+        self._checkpoint()
         return self._react_loop()
 
     def resume_after_confirmation(self, approved: bool, reason: str = "") -> AgentResult:
@@ -114,11 +137,16 @@ class AgentRuntime:
         give the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let it
         reason on; the same call is then refused without asking for the rest
         of the turn (engine/executor.py)."""
+        with self._running():
+            self._check_waiting()
+            return self._guarded(self._resume, approved, reason)
+
+    def _resume(self, approved: bool, reason: str) -> AgentResult:
         request = self._pending_request()
         if isinstance(request, AgentResult):
             return request
         self.transcript.add_confirmation_response(request, approved, reason)
-        self.thread._set_runtime_state(state="executing", pending_confirmation=False)
+        self.thread._set_runtime_state(state="executing", pending_confirmation=False, stop_requested=False)
         name, call_id = request.tool, request.tool_call_id
         if approved and name in self.context.tools:
             self.tool_call_count += 1
@@ -137,30 +165,52 @@ class AgentRuntime:
             self.transcript.add_tool_result(call_id, name, f"[CONFIRMATION_REJECTED] The user rejected {name}.{why} "
                                             "Do not run it again; propose another way or ask the user.",
                                             success=False, status="rejected")
+        self._checkpoint()
         return self._react_loop()
 
     def cancel_confirmation(self) -> AgentResult:
         """End a paused turn at the user's word: the pending call is not
         run, the model is not called, the conversation is free again."""
+        with self._running():
+            self._check_waiting()
+            return self._guarded(self._cancel)
+
+    def _cancel(self) -> AgentResult:
         request = self._pending_request()
         if isinstance(request, AgentResult):
             return request
-        self.transcript.add_confirmation_response(request, False, "", cancelled=True)
-        self.transcript.add_tool_result(request.tool_call_id, request.tool, f"[CANCELLED] The user cancelled this "
-                                        f"request before {request.tool} ran; nothing was run.", success=False,
-                                        status="cancelled")
+        self._close_pending(self.env._("the user cancelled the request"), request)
         reply = self.env._("Cancelled: %s was not run, and nothing else will be done for this request.",
                            request.tool)
-        self.thread._set_runtime_state(pending_confirmation=False)
         self.transcript.add_assistant(reply)
         return self._end_turn("completed", reply)
+
+    def _close_pending(self, why: str, request: ConfirmationRequest | None = None) -> None:
+        """Close the waiting confirmation as cancelled: its call gets its one
+        ``[CANCELLED]`` result and is not run (an unreadable request is
+        just dropped)."""
+        if request is None:
+            try:
+                request = ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
+            except (ValueError, RecursionError):
+                self.thread._set_runtime_state(pending_confirmation=False)
+                return
+        self.transcript.add_confirmation_response(request, False, "", cancelled=True)
+        self.transcript.add_tool_result(request.tool_call_id, request.tool, f"[CANCELLED] Not run: {why} before "
+                                        f"{request.tool} ran.", success=False, status="cancelled")
+        self.thread._set_runtime_state(pending_confirmation=False)
+
+    def _check_waiting(self) -> None:
+        """Raise UserError unless the thread (read under the run lock) still
+        waits for a confirmation: a second answer finds it answered."""
+        if self.thread.state != "waiting_confirmation" or not self.thread.pending_confirmation:
+            raise UserError(self.env._("This conversation is not waiting for a confirmation."))
 
     def _pending_request(self) -> ConfirmationRequest | AgentResult:
         """The paused call, with the transcript loaded; when it cannot be
         read, the turn ended with an error (an ``AgentResult``) so that the
         conversation is never left waiting for an answer nothing can take."""
-        self._lock_thread()
-        self.transcript = Transcript(self.thread)
+        self.transcript = Transcript(self.thread, on_row=self._row_event)
         try:
             return ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
         except (ValueError, RecursionError):
@@ -176,6 +226,8 @@ class AgentRuntime:
         schemas = self.context.llm_schemas
         empty_answers = 0
         while self.iterations < self.context.max_iterations:
+            if self._should_stop():
+                return self._interrupt()
             within, why = self.tracker.check_budget(self.context.max_cost_per_run, self.context.max_tokens_per_run)
             if not within:
                 reply = self.env._("I stopped before finishing: this request reached its %s. What I did so far is "
@@ -189,9 +241,12 @@ class AgentRuntime:
             self.iterations += 1
             with self.audit.step():  # the LLM call and the tool calls it asks for
                 try:
-                    response, calls = self._call_llm(self.transcript.for_llm(self.context.system_prompt), schemas)
+                    response, calls = self.llm.answer(self.transcript.for_llm(self.context.system_prompt), schemas,
+                                                      self.transcript.normalize_calls)
                 except LLMUnavailable as exc:
                     return self._fail(exc)
+                except Interrupted as exc:
+                    return self._interrupt(exc.response)
                 if not calls:
                     content = clean_text(response.content).strip()
                     if not content:
@@ -205,6 +260,7 @@ class AgentRuntime:
                                                   output_tokens=response.output_tokens)
                     return self._end_turn("completed", content)
                 self.transcript.add_tool_calls(calls, content=response.content or "")
+                self._checkpoint()  # the answer is kept: a death from here leaves calls the repair can close
                 paused = self._run_calls(calls, response.finish_reason)
                 if paused:
                     return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
@@ -215,13 +271,20 @@ class AgentRuntime:
     def _run_calls(self, calls, finish_reason: str) -> ConfirmationRequest | None:
         """Execute the calls of one answer in order and store each
         observation. Returns the confirmation request of the call that needs
-        the user's approval (the calls after it are not run)."""
+        the user's approval (the calls after it are not run). Every call
+        gets exactly one result, also when the run is stopped between
+        calls."""
         rejected = self._rejected_keys()  # rejections happen between answers, never within one
         for index, call in enumerate(calls):
             if index >= MAX_TOOL_CALLS_PER_TURN:
                 self.transcript.add_tool_result(call.id, call.name, f"[NOT RUN] at most {MAX_TOOL_CALLS_PER_TURN} "
                                                 "tool calls are run from one answer; call again for the rest.",
                                                 success=False)
+                continue
+            if self._should_stop():
+                self.transcript.add_tool_result(call.id, call.name, f"[NOT RUN] the request was stopped "
+                                                f"({self.stop_reason}) before {call.name} ran.", success=False,
+                                                status="cancelled")
                 continue
             self.tool_call_count += 1
             result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted),
@@ -235,6 +298,7 @@ class AgentRuntime:
                 return request
             self.transcript.add_tool_result(call.id, call.name, self.observer.observe(call.name, result),
                                             success=result.success, data=result.data, untrusted=result.untrusted)
+            self._checkpoint()
         return None
 
     def _pause(self, call_id: str, name: str, result) -> ConfirmationRequest:
@@ -283,58 +347,105 @@ class AgentRuntime:
         except ValueError:
             return 1.0
 
-    def _call_llm(self, messages: list[dict], schemas: list[dict]):
-        """``(response, calls)``: the answer of the primary provider, else of
-        the fallback, ``ATTEMPTS_PER_PROVIDER`` tries each (client errors, 4xx
-        but 429, go straight to the next provider), and its tool calls with
-        their final ids. Every attempt is logged. Raises LLMUnavailable with
-        every provider's last error."""
-        errors, delay = [], self._retry_delay()
-        for provider in self.context.providers:
-            if provider.adapter is None:
-                errors.append(f"{provider.name}: {provider.problem}")
-                continue
-            last = ""
-            for attempt in range(ATTEMPTS_PER_PROVIDER):
-                started = time.monotonic()
-                try:
-                    # Adapters raise LLMError only (llm.base wraps every adapter method).
-                    response = provider.adapter.chat_completion(messages, schemas or None)
-                except LLMError as exc:
-                    self.audit.record("llm_call", provider_id=provider.id, llm_model=provider.model, success=False,
-                                      error_message=str(exc), duration_ms=int((time.monotonic() - started) * 1000))
-                    last = f"{provider.name}: {exc}"
-                    if not exc.retryable:
-                        break
-                    if attempt + 1 < ATTEMPTS_PER_PROVIDER:
-                        wait = exc.retry_after if exc.retry_after is not None else delay
-                        time.sleep(max(0.0, min(wait, MAX_RETRY_AFTER)))
-                    continue
-                calls = self.transcript.normalize_calls(response.tool_calls)
-                self._log_answer(provider, response, calls, started)
-                return response, calls
-            errors.append(last)
-        if not errors:
-            errors.append(self.env._("the agent has no LLM provider"))
-        raise LLMUnavailable(errors)
+    # ---------------------------------------------------- durability, stops
+    @contextmanager
+    def _running(self):
+        """Hold the thread's run lock while the run lasts (one run per
+        thread), after repairing what a dead run left. A durable run holds
+        PostgreSQL's session lock across its commits; another run holds a
+        transaction lock, released with the caller's transaction."""
+        cr, thread_id = self.env.cr, self.thread.id
+        # The row first: a run that changed the thread since this transaction began makes this raise a
+        # serialization failure, so the request is retried on fresh data (a second approval sees it was answered).
+        cr.execute("SELECT id FROM agentic_ai_thread WHERE id = %s FOR NO KEY UPDATE", [thread_id])
+        if self.durable:
+            if not durability.try_run_lock(cr, thread_id):
+                raise UserError(self.env._("This conversation is already being processed."))
+        elif durability.run_is_alive(cr, thread_id):
+            raise UserError(self.env._("This conversation is already being processed."))
+        try:
+            if durability.repair_dead_run(self.thread):
+                self._checkpoint()
+            self.thread.invalidate_recordset()
+            yield
+        finally:
+            if self.durable:
+                durability.release_run_lock(cr, thread_id)
 
-    def _log_answer(self, provider: ProviderSpec, response, calls, started: float) -> None:
-        self.tracker.prices[response.model] = (provider.cost_per_input_token, provider.cost_per_output_token)
-        cost = self.tracker.track(response.input_tokens, response.output_tokens, response.model)
-        self.audit.record("llm_call", provider_id=provider.id, llm_model=response.model,
-                          input_tokens=response.input_tokens, output_tokens=response.output_tokens, cost=cost,
-                          duration_ms=int((time.monotonic() - started) * 1000),
-                          output_data={"content": response.content, "finish_reason": response.finish_reason,
-                                       "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.raw_arguments}
-                                                      for c in calls]})
+    def _guarded(self, step, *args) -> AgentResult:
+        """Run ``step``; in a durable run, an unexpected error (a bug, a
+        lost database connection) rolls back only the step in flight, is
+        logged with its traceback, and ends the turn ``error`` with every
+        call that has no result given one, instead of escaping to a caller
+        that would retry the whole request."""
+        if not self.durable:
+            return step(*args)
+        try:
+            return step(*args)
+        except Exception as exc:
+            _logger.exception("Conversation %s: the run failed", self.thread.id)
+            self.env.cr.rollback()
+            self.env.invalidate_all()
+            reply = durability.close_failed_run(self.thread, f"{type(exc).__name__}: {exc}")
+            self._checkpoint()
+            return AgentResult(thread_id=self.thread.id, state="error", reply=reply, error=str(exc)[:2000],
+                               iterations=self.iterations, tool_calls=self.tool_call_count)
+
+    def _checkpoint(self) -> None:
+        """Commit what the run did so far, log rows included, when durable."""
+        if self.durable:
+            self.audit.flush()
+            self.env.cr.commit()
+
+    def _client_gone(self) -> bool:
+        """Whether the client that listens to the run went away (asked
+        between streamed chunks: no query). Sets ``stop_reason``."""
+        if self._client_stop():
+            self.stop_reason = self.stop_reason or self.env._("the client disconnected")
+            return True
+        return False
+
+    def _should_stop(self) -> bool:
+        """Whether to stop at this step boundary: the client went away, or
+        the user asked for it (``stop_requested``, set by another request
+        and seen after this run's last commit). Sets ``stop_reason``."""
+        if self._client_gone():
+            return True
+        if self.durable:
+            self.env.cr.execute("SELECT stop_requested FROM agentic_ai_thread WHERE id = %s", [self.thread.id])
+            row = self.env.cr.fetchone()
+            if row and row[0]:
+                self.stop_reason = self.stop_reason or self.env._("the user stopped it")
+                return True
+        return False
+
+    def _interrupt(self, partial=None) -> AgentResult:
+        """End the turn ``interrupted``: the partial answer (an LLMResponse,
+        its usage already logged) is kept with a note."""
+        note = self.env._("(Interrupted: %s.)", self.stop_reason or self.env._("stopped"))
+        text = clean_text(partial.content).strip() if partial is not None else ""
+        reply = f"{text}\n\n{note}" if text else note
+        usage = {"input_tokens": partial.input_tokens, "output_tokens": partial.output_tokens} if partial else {}
+        self.transcript.add_assistant(reply, **usage)
+        return self._end_turn("interrupted", reply)
+
+    def _row_event(self, row) -> None:
+        """Relay a transcript row the run added as its §10.2 event."""
+        if not self.emit:
+            return
+        data = {"id": row.id, "role": row.role, "content": row.content or ""}
+        if row.role in ("tool_call", "tool_result", "confirmation_request", "confirmation_response"):
+            data.update(tool_call_id=row.tool_call_id, tool_name=row.tool_name, status=row.tool_status or None)
+        if row.role == "tool_call":
+            self.emit("tool_call", {**data, "arguments": row._get_arguments()})
+        elif row.role == "tool_result":
+            self.emit("tool_result", data)
+        elif row.role == "confirmation_request":
+            self.emit("confirmation_request", {**data, **(self.thread.get_pending_confirmation() or {})})
+        else:
+            self.emit("message", data)
 
     # ------------------------------------------------------------------ ends
-    def _lock_thread(self):
-        """One run per thread at a time (transaction-scoped advisory lock)."""
-        self.env.cr.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [0x41474E54, self.thread.id])
-        if not self.env.cr.fetchone()[0]:
-            raise UserError(self.env._("This conversation is already being processed."))
-
     def _fail(self, exc: LLMUnavailable) -> AgentResult:
         reply = self.env._(
             "I could not reach the AI service, so your request was not completed. %(errors)s",
@@ -345,7 +456,8 @@ class AgentRuntime:
 
     def _end_turn(self, state: str, reply: str, error: str | None = None,
                   confirmation: ConfirmationRequest | None = None) -> AgentResult:
-        self.thread._set_runtime_state(state=state, last_error=error or False)
+        self.thread._set_runtime_state(state=state, last_error=error or False, stop_requested=False)
+        self._checkpoint()
         summary = self.tracker.get_summary()
         return AgentResult(
             thread_id=self.thread.id, state=state, reply=reply, iterations=self.iterations,

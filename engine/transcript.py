@@ -52,8 +52,9 @@ class Transcript:
     """One turn's view of ``thread``'s transcript: ``messages`` for the LLM,
     the ids of the rows this turn added, and the tool-call ids in use."""
 
-    def __init__(self, thread):
+    def __init__(self, thread, on_row=None):
         self.thread = thread
+        self.on_row = on_row  # called with each row this turn adds
         self._folder = MessageFolder()
         rows = thread.message_ids.sorted("id")
         rows.fetch(ROW_FIELDS)
@@ -86,6 +87,8 @@ class Transcript:
     def _added(self, row):
         self._folder.add(row)
         self.new_ids.append(row.id)
+        if self.on_row:
+            self.on_row(row)
         return row
 
     # ------------------------------------------------------------- appending

@@ -4,6 +4,7 @@ import logging
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
+from ..engine import durability
 from ..engine.confirmation import ConfirmationRequest
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
@@ -13,7 +14,8 @@ _logger = logging.getLogger(__name__)
 
 
 # Written by the engine only (as superuser), never by a client's create() or write().
-RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error"}
+RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
+                  "stop_requested"}
 # Fixed when the conversation is created.
 FROZEN_FIELDS = {"agent_id", "user_id", "company_id"}
 
@@ -52,6 +54,8 @@ class AgenticAiThread(models.Model):
     pending_message = fields.Text(help="User message queued for the asynchronous processor (cron).")
     async_requested_at = fields.Datetime(index=True)
     last_error = fields.Text(readonly=True)
+    stop_requested = fields.Boolean(readonly=True, help="The user asked to stop the running request; the run stops "
+                                                          "at its next step boundary.")
     pending_summary = fields.Text(string="Waiting for your confirmation", compute="_compute_pending_summary",
                                   help="What the paused call would do: records by name, values before → after, "
                                        "risk and why it is asked.")
@@ -95,7 +99,7 @@ class AgenticAiThread(models.Model):
                     raise AccessError(self.env._("The state of a conversation is managed by the agent."))
                 # Explicit values, so that no ``default_*`` context key can set them.
                 vals.update(state="active", pending_confirmation=False, pending_message=False,
-                            async_requested_at=False, last_error=False)
+                            async_requested_at=False, last_error=False, stop_requested=False)
         for vals in vals_list:
             if "name" in vals:
                 vals["name"] = clean_text(vals["name"], 200) or self.env._("New conversation")
@@ -289,6 +293,18 @@ class AgenticAiThread(models.Model):
         self.agent_id._check_runnable(self.env.user)
         if self.state != "waiting_confirmation" or not self.pending_confirmation:
             raise UserError(self.env._("This conversation is not waiting for a confirmation."))
+
+    # -------------------------------------------------------------- durability
+    def _repair_dead_run(self):
+        """Close each of these threads that a dead run left ``executing``
+        (engine/durability.py, case BR-25a). Returns the repaired threads."""
+        return self.filtered(durability.repair_dead_run)
+
+    @api.model
+    def _repair_dead_runs(self, limit=100):
+        """Repair the threads dead runs left ``executing`` (the queue cron
+        calls this). Returns the repaired threads."""
+        return self.sudo().search([("state", "=", "executing")], order="write_date", limit=limit)._repair_dead_run()
 
     # ------------------------------------------------------------------ access
     def _check_owner_access(self):

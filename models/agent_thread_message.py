@@ -32,7 +32,8 @@ class AgenticAiThreadMessage(models.Model):
         ("error", "Error"),
         ("rejected", "Rejected"),
         ("cancelled", "Cancelled"),
-    ])
+        ("unknown", "Outcome Unknown"),
+    ], help="unknown: the run died while the call ran (engine/durability.py); its effect must be checked.")
     tool_result_data = fields.Text(help="Structured result of the tool, as JSON.")
     untrusted_content = fields.Boolean(
         help="The result holds free text from records (notes, descriptions, e-mails): data that may carry "

@@ -161,8 +161,6 @@ class TestAgentRuntime(AgenticCase):
     def test_confirmation_rejected_gives_model_the_reason(self):
         thread, partner = self.pending_deletion("Keep Me", reply="Understood, I did not delete it.")
         self.assertEqual(json.loads(thread.pending_confirmation)["tool"], "odoo_unlink")
-        with self.assertRaises(UserError):
-            self.agent.run(thread.id, "another message while waiting")
         result = thread.handle_confirmation(False, "we still need this contact")
         self.assertEqual(result.state, "completed")
         self.assertTrue(partner.exists())

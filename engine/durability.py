@@ -1,0 +1,114 @@
+"""What survives a run that dies (issue 10 point 1, case BR-25a).
+
+A run commits each finished step (an LLM answer, a tool result with its
+business effect, the log rows), so a worker killed by ``limit_time_real``,
+a restart or a dropped connection loses at most the step in flight.
+
+A live run holds a PostgreSQL *session* advisory lock on its thread for as
+long as it runs; PostgreSQL releases it when the run ends it or when the
+run's connection dies with its worker. A thread still ``executing`` while
+nobody holds that lock was left by a dead run, and ``repair_dead_run``
+closes it: each tool call without a result gets one result saying its
+outcome is unknown (the call is never run again blindly) and the thread
+leaves ``executing``.
+
+Session locks need a real session per worker: behind PgBouncer in
+transaction pooling mode they do not hold (see the README)."""
+from __future__ import annotations
+
+import logging
+
+from odoo.modules import module as odoo_module
+from odoo.tests.test_cursor import TestCursor
+
+_logger = logging.getLogger(__name__)
+
+LOCK_CLASS = 0x41474E54  # "AGNT": first key of the thread's advisory locks; the second is the thread id
+
+UNKNOWN_OUTCOME = (
+    "[OUTCOME UNKNOWN] The run stopped while {tool} was running (its worker ended), so its result was never "
+    "recorded: it may or may not have taken effect. Do not run {tool} again blindly. First read the records it "
+    "would have changed to check their current state, tell the user what you find, and only then decide.")
+
+
+def can_commit(cr) -> bool:
+    """Whether committing ``cr`` is allowed: always outside tests; in tests
+    only on a test cursor (HttpCase and registry test mode simulate commits
+    with savepoints), never on a TransactionCase's own cursor."""
+    return isinstance(cr, TestCursor) or not odoo_module.current_test
+
+
+def try_run_lock(cr, thread_id: int) -> bool:
+    """Take the session lock of a run on ``thread_id``; False when another
+    session (a live run) holds it. Release with ``release_run_lock``."""
+    cr.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, thread_id])
+    return cr.fetchone()[0]
+
+
+def release_run_lock(cr, thread_id: int) -> None:
+    """Release the lock ``try_run_lock`` took (once per successful take)."""
+    cr.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, thread_id])
+
+
+def run_is_alive(cr, thread_id: int) -> bool:
+    """Whether another session runs ``thread_id`` now. When not, the check
+    leaves a transaction-scoped lock that keeps any run from starting on
+    the thread until this transaction ends (so a repair is never raced)."""
+    cr.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_CLASS, thread_id])
+    return not cr.fetchone()[0]
+
+
+def repair_dead_run(thread) -> bool:
+    """Close ``thread`` (a record; its state is re-read) when a dead run
+    left it ``executing``: one ``[OUTCOME UNKNOWN]`` result per call
+    without a result, an ``error`` log row, state ``interrupted``. Returns
+    whether it repaired anything. The caller commits."""
+    thread = thread.sudo()
+    thread.invalidate_recordset(["state"])
+    if thread.state != "executing" or run_is_alive(thread.env.cr, thread.id):
+        return False
+    thread.invalidate_recordset(["state"])  # read again now that no run can start
+    if thread.state != "executing":
+        return False
+    dangling = _answer_dangling_calls(thread)
+    reason = "the run ended without finishing (its worker stopped)"
+    if dangling:
+        reason += f"; {len(dangling)} tool call(s) with an unknown outcome"
+    _log_end(thread, reason, dangling)
+    thread._set_runtime_state(state="interrupted", last_error=reason, stop_requested=False)
+    _logger.warning("Conversation %s: repaired a run that died (%s)", thread.id, reason)
+    return True
+
+
+def close_failed_run(thread, error: str) -> str:
+    """End the turn of ``thread`` after an unexpected error (its step in
+    flight already rolled back): calls without a result get one, an
+    ``error`` log row, an assistant message, state ``error``. Returns the
+    message's text. The caller commits."""
+    thread = thread.sudo()
+    dangling = _answer_dangling_calls(thread)
+    _log_end(thread, error, dangling)
+    reply = thread.env._("Something went wrong on our side and this request stopped: %s. What was done before is "
+                         "kept above; you may ask again.", error[:500])
+    thread._add_message("assistant", reply)
+    thread._set_runtime_state(state="error", last_error=error[:2000], stop_requested=False, pending_confirmation=False)
+    return reply
+
+
+def _answer_dangling_calls(thread):
+    """Give each tool call of ``thread`` without a result its one
+    ``[OUTCOME UNKNOWN]`` result; returns those calls."""
+    rows = thread.env["agentic.ai.thread.message"].sudo().search(
+        [("thread_id", "=", thread.id), ("role", "in", ("tool_call", "tool_result"))], order="id")
+    answered = {row.tool_call_id for row in rows if row.role == "tool_result"}
+    dangling = rows.filtered(lambda row: row.role == "tool_call" and row.tool_call_id not in answered)
+    for call in dangling:
+        thread.add_tool_result(call.tool_call_id, call.tool_name, UNKNOWN_OUTCOME.format(tool=call.tool_name),
+                               success=False, status="unknown", call=call)
+    return dangling
+
+
+def _log_end(thread, reason: str, dangling) -> None:
+    thread.env["agentic.ai.execution.log"].log(
+        "error", thread=thread, success=False, error_message=reason,
+        input_data={"unknown_outcome_calls": [{"id": c.tool_call_id, "tool": c.tool_name} for c in dangling]})

@@ -1,0 +1,144 @@
+"""One model answer per call, from the run's providers in order (spec 000
+§4.5): retries, fallback, streaming relay, and the ``llm_call`` log rows.
+
+When the run has a listener (``emit``) and the provider streams, the answer
+is read from the provider's stream and each text delta is relayed as a
+``token`` event as it arrives (issue 10 point 2). The run's ``should_stop``
+is asked between chunks: when it says stop, the provider's stream is
+closed at once (the HTTP connection with it) and ``Interrupted`` carries
+the partial answer, with its usage estimated by the provider's tokenizer
+(providers report usage only at the end of a stream)."""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+from ..llm import LLMError, LLMResponse
+from .run_context import ProviderSpec
+
+ATTEMPTS_PER_PROVIDER = 2          # spec 000 §4.5
+MAX_RETRY_AFTER = 10.0             # seconds: longest Retry-After we wait for
+
+
+class LLMUnavailable(Exception):
+    """Every provider failed; ``errors`` lists ``"provider: message"``."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+class Interrupted(Exception):
+    """The run was asked to stop while the model was answering.
+    ``response`` is the partial answer (content so far, no tool calls,
+    estimated usage), already logged."""
+
+    def __init__(self, response: LLMResponse):
+        super().__init__("interrupted")
+        self.response = response
+
+
+class LLMCaller:
+    """Calls the providers of a run (``context.providers``), logging every
+    attempt in ``audit`` and costs in ``tracker``.
+
+    ``emit(event, data)`` receives ``token`` events (``{"text": str}``, or
+    ``{"reset": True}`` when a failed stream's text must be discarded
+    before a retry); ``should_stop()`` is asked between streamed chunks."""
+
+    def __init__(self, context, audit, tracker, retry_delay: float,
+                 emit: Callable[[str, dict], None] | None = None, should_stop: Callable[[], bool] | None = None):
+        self.context = context
+        self.audit = audit
+        self.tracker = tracker
+        self.retry_delay = retry_delay
+        self.emit = emit
+        self.should_stop = should_stop or (lambda: False)
+
+    def answer(self, messages: list[dict], schemas: list[dict], normalize) -> tuple[LLMResponse, list]:
+        """``(response, calls)``: the answer of the primary provider, else of
+        the fallback, ``ATTEMPTS_PER_PROVIDER`` tries each (client errors,
+        4xx but 429, go straight to the next provider), and its tool calls
+        as ``normalize(calls)`` returns them (final ids). Raises
+        LLMUnavailable with every provider's last error, Interrupted."""
+        errors = []
+        for provider in self.context.providers:
+            if provider.adapter is None:
+                errors.append(f"{provider.name}: {provider.problem}")
+                continue
+            last = ""
+            for attempt in range(ATTEMPTS_PER_PROVIDER):
+                started = time.monotonic()
+                try:
+                    # Adapters raise LLMError only (llm.base wraps every adapter method).
+                    if self.emit and provider.adapter.config.supports_streaming:
+                        response = self._streamed(provider, messages, schemas, started)
+                    else:
+                        response = provider.adapter.chat_completion(messages, schemas or None)
+                except LLMError as exc:
+                    self.audit.record("llm_call", provider_id=provider.id, llm_model=provider.model, success=False,
+                                      error_message=str(exc), duration_ms=_ms(started))
+                    last = f"{provider.name}: {exc}"
+                    if not exc.retryable:
+                        break
+                    if attempt + 1 < ATTEMPTS_PER_PROVIDER:
+                        wait = exc.retry_after if exc.retry_after is not None else self.retry_delay
+                        time.sleep(max(0.0, min(wait, MAX_RETRY_AFTER)))
+                    continue
+                calls = normalize(response.tool_calls)
+                self._log(provider, response, calls, started)
+                return response, calls
+            errors.append(last)
+        if not errors:
+            errors.append("the agent has no LLM provider")
+        raise LLMUnavailable(errors)
+
+    def _streamed(self, provider: ProviderSpec, messages: list[dict], schemas: list[dict],
+                  started: float) -> LLMResponse:
+        """The provider's streamed answer, relayed token by token. Raises
+        LLMError (after a ``reset`` event when text was relayed) and
+        Interrupted."""
+        adapter = provider.adapter
+        parts, final = [], None
+        stream = adapter.chat_completion_stream(messages, schemas or None)
+        try:
+            for chunk in stream:
+                if chunk.content:
+                    parts.append(chunk.content)
+                    self.emit("token", {"text": chunk.content})
+                if chunk.finish_reason is not None:
+                    final = chunk
+                elif self.should_stop():
+                    stream.close()  # closes the HTTP response: the provider sees the drop at its next write
+                    partial = LLMResponse(
+                        content="".join(parts), tool_calls=[], model=adapter.config.model, finish_reason="interrupted",
+                        input_tokens=adapter.count_tokens(json.dumps(messages, default=str)),
+                        output_tokens=adapter.count_tokens("".join(parts)))
+                    self._log(provider, partial, [], started, error="interrupted before the answer was complete")
+                    raise Interrupted(partial)
+        except LLMError:
+            if parts:
+                self.emit("token", {"reset": True})
+            raise
+        finally:
+            stream.close()
+        if final is None:
+            raise LLMError("the stream ended without a final chunk", retryable=True)
+        return LLMResponse(content="".join(parts) or None, tool_calls=final.tool_calls,
+                           input_tokens=final.input_tokens, output_tokens=final.output_tokens,
+                           model=final.model or adapter.config.model, finish_reason=final.finish_reason)
+
+    def _log(self, provider: ProviderSpec, response: LLMResponse, calls, started: float, error: str = "") -> None:
+        self.tracker.prices[response.model] = (provider.cost_per_input_token, provider.cost_per_output_token)
+        cost = self.tracker.track(response.input_tokens, response.output_tokens, response.model)
+        self.audit.record("llm_call", provider_id=provider.id, llm_model=response.model,
+                          input_tokens=response.input_tokens, output_tokens=response.output_tokens, cost=cost,
+                          duration_ms=_ms(started), **({"success": False, "error_message": error} if error else {}),
+                          output_data={"content": response.content, "finish_reason": response.finish_reason,
+                                       "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.raw_arguments}
+                                                      for c in calls]})
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
