@@ -10,15 +10,22 @@ from odoo.http import request
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
 MAX_NAME_CHARS = 200
 MAX_INT = 2**31 - 1
+MAX_REASON_CHARS = 2000
 
 
 def _thread_dict(thread):
+    """``{id, name, agent_id, agent_name, state, last_error, stop_requested,
+    confirmation, create_date}``; ``confirmation`` is the call waiting for
+    the user (see ``agentic.ai.thread.get_pending_confirmation``) or null."""
     return {
         "id": thread.id,
         "name": thread.name,
         "agent_id": thread.agent_id.id,
         "agent_name": thread.agent_id.name,
         "state": thread.state,
+        "last_error": thread.last_error or None,
+        "stop_requested": thread.stop_requested,
+        "confirmation": thread.get_pending_confirmation() or None,
         "create_date": thread.create_date and thread.create_date.isoformat(),
     }
 
@@ -30,6 +37,14 @@ def _messages(thread, after_id=0, limit=200):
     for row in rows:
         row["create_date"] = row["create_date"] and row["create_date"].isoformat()
     return rows
+
+
+def _answer(thread, result):
+    """``{result, thread, messages}``: a run's result, the thread, and the
+    rows the run added (``messages``, oldest first)."""
+    ids = (result or {}).get("message_ids") or []
+    return {"result": dict(result) if result is not None else None, "thread": _thread_dict(thread),
+            "messages": _messages(thread, min(ids) - 1) if ids else []}
 
 
 class AgenticAiChatController(http.Controller):
@@ -50,14 +65,29 @@ class AgenticAiChatController(http.Controller):
             raise UserError(request.env._("Parameter message must be a non-empty text."))
         return message
 
-    def _get_thread(self, thread_id):
-        """The thread, readable by the current user (record rules apply).
-        Raises UserError/AccessError/MissingError."""
-        thread = request.env["agentic.ai.thread"].browse(self._int_param("thread_id", thread_id)).exists()
+    @staticmethod
+    def _get_thread(thread_id):
+        """The thread, readable by the current user (record rules apply),
+        repaired first when a dead run left it executing
+        (engine/durability.py). Raises UserError/AccessError/MissingError."""
+        thread_id = AgenticAiChatController._int_param("thread_id", thread_id)
+        thread = request.env["agentic.ai.thread"].browse(thread_id).exists()
         if not thread:
             raise MissingError(request.env._("Conversation %s does not exist.", thread_id))
         thread.check_access("read")
+        thread._repair_dead_run()
         return thread
+
+    @staticmethod
+    def _text_param(name, value, required=True, max_chars=MAX_REASON_CHARS):
+        """``value`` as a text of at most ``max_chars`` characters (None or
+        "" when not ``required``); UserError naming the parameter otherwise."""
+        if value is None and not required:
+            return ""
+        if not isinstance(value, str) or (required and not value.strip()) or len(value) > max_chars:
+            raise UserError(request.env._("Parameter %(name)s must be a%(req)s text of at most %(max)s characters.",
+                                          name=name, req=" non-empty" if required else "", max=max_chars))
+        return value
 
     @http.route("/agentic_ai/agents", type="jsonrpc", auth="user", methods=["POST"])
     def agents(self):
@@ -109,9 +139,45 @@ class AgenticAiChatController(http.Controller):
 
     @http.route("/agentic_ai/chat/send", type="jsonrpc", auth="user", methods=["POST"])
     def chat_send(self, thread_id=None, message=None):
-        """Run ``message`` synchronously. Returns ``{result, thread, messages}``
-        where ``messages`` are the rows this run added."""
+        """Run ``message`` synchronously, committing each finished step.
+        Returns ``{result, thread, messages}`` where ``messages`` are the
+        rows this run added."""
         thread = self._get_thread(thread_id)
-        result = thread.agent_id.run(thread.id, self._message_param(message))
-        first = min(result.message_ids) - 1 if result.message_ids else 0
-        return {"result": result.to_dict(), "thread": _thread_dict(thread), "messages": _messages(thread, first)}
+        return _answer(thread, thread.agent_id.run(thread.id, self._message_param(message), durable=True))
+
+    @http.route("/agentic_ai/confirm/approve", type="jsonrpc", auth="user", methods=["POST"])
+    def confirm_approve(self, thread_id=None, tool_call_id=None):
+        """Run the call waiting for confirmation: exactly the one shown,
+        named by ``tool_call_id``, once. Refused when it is not the one
+        waiting (answered already, another thread's, or closed by a new
+        message). Returns ``{result, thread, messages}``."""
+        thread = self._get_thread(thread_id)
+        call_id = self._text_param("tool_call_id", tool_call_id, max_chars=64)
+        return _answer(thread, thread.handle_confirmation(True, tool_call_id=call_id))
+
+    @http.route("/agentic_ai/confirm/reject", type="jsonrpc", auth="user", methods=["POST"])
+    def confirm_reject(self, thread_id=None, tool_call_id=None, reason=None):
+        """Refuse the call waiting for confirmation; the model is told, with
+        ``reason``, and answers. Returns ``{result, thread, messages}``."""
+        thread = self._get_thread(thread_id)
+        call_id = self._text_param("tool_call_id", tool_call_id, max_chars=64)
+        reason = self._text_param("reason", reason, required=False)
+        return _answer(thread, thread.handle_confirmation(False, reason, tool_call_id=call_id))
+
+    @http.route("/agentic_ai/chat/cancel", type="jsonrpc", auth="user", methods=["POST"])
+    def chat_cancel(self, thread_id=None):
+        """Cancel what the thread is doing: a waiting confirmation (its call
+        is not run), a queued message (not run), or a running request
+        (it stops at its next step boundary). Returns ``{result, thread,
+        messages}``; ``result`` is null when a running request was asked to
+        stop (poll the thread for its end)."""
+        thread = self._get_thread(thread_id)
+        return _answer(thread, thread.cancel_current())
+
+    @http.route("/agentic_ai/thread/stats", type="jsonrpc", auth="user", methods=["POST"])
+    def thread_stats(self, thread_id=None):
+        """Usage of a thread from its execution log: ``{thread_id,
+        input_tokens, output_tokens, total_tokens, cost (USD), llm_calls,
+        failed_llm_calls, tool_calls, failed_tool_calls, messages,
+        duration_ms}``."""
+        return self._get_thread(thread_id).get_stats()

@@ -411,12 +411,11 @@ class AgentRuntime:
         and seen after this run's last commit). Sets ``stop_reason``."""
         if self._client_gone():
             return True
-        if self.durable:
-            self.env.cr.execute("SELECT stop_requested FROM agentic_ai_thread WHERE id = %s", [self.thread.id])
-            row = self.env.cr.fetchone()
-            if row and row[0]:
-                self.stop_reason = self.stop_reason or self.env._("the user stopped it")
-                return True
+        self.env.cr.execute("SELECT stop_requested FROM agentic_ai_thread WHERE id = %s", [self.thread.id])
+        row = self.env.cr.fetchone()
+        if row and row[0]:
+            self.stop_reason = self.stop_reason or self.env._("the user stopped it")
+            return True
         return False
 
     def _interrupt(self, partial=None) -> AgentResult:

@@ -271,20 +271,70 @@ class AgenticAiThread(models.Model):
         pending call's (the answer is for the call the user saw). Returns
         the runtime's ``AgentResult``."""
         self._check_waiting()
-        if tool_call_id is not None and tool_call_id != (self.get_pending_confirmation() or {}).get("tool_call_id"):
-            raise UserError(self.env._("This conversation is waiting for another action than the one you answered; "
-                                       "nothing was run."))
+        if tool_call_id is not None:
+            self._check_confirmation_call(tool_call_id)
         if not isinstance(approved, bool):
             raise UserError(self.env._("approved must be true or false."))
         if reason is not None and not isinstance(reason, str):
             raise UserError(self.env._("The reason must be a text."))
         return AgentRuntime(self.agent_id, self).resume_after_confirmation(approved, clean_text(reason, 2000))
 
+    def _check_confirmation_call(self, tool_call_id):
+        """Raise UserError unless ``tool_call_id`` is the call waiting for
+        confirmation (the answer is for the call the user saw)."""
+        if tool_call_id != (self.get_pending_confirmation() or {}).get("tool_call_id"):
+            raise UserError(self.env._("This conversation is waiting for another action than the one you answered; "
+                                       "nothing was run."))
+
     def cancel_confirmation(self):
         """End the paused turn without running the pending call and without
         calling the model. Returns the runtime's ``AgentResult``."""
         self._check_waiting()
         return AgentRuntime(self.agent_id, self).cancel_confirmation()
+
+    def cancel_current(self):
+        """Cancel what this thread is doing, at its user's word: a waiting
+        confirmation (its call is not run), a queued message (not run), or
+        a running request (``stop_requested``: it stops at its next step
+        boundary, keeping what it did). Returns the runtime's
+        ``AgentResult``, or None when a running request was asked to stop.
+        Raises UserError when there is nothing to cancel."""
+        self.ensure_one()
+        self._check_owner_access()
+        if self.state == "waiting_confirmation":
+            return self.cancel_confirmation()
+        if self.state == "queued":
+            return self._cancel_queued()
+        if self.state == "executing" and not self._repair_dead_run():
+            self._set_runtime_state(stop_requested=True)
+            return None
+        raise UserError(self.env._("This conversation has nothing running to cancel."))
+
+    def get_stats(self):
+        """Usage of this thread from its execution log: ``{thread_id,
+        input_tokens, output_tokens, total_tokens, cost (USD), llm_calls,
+        failed_llm_calls, tool_calls, failed_tool_calls, messages,
+        duration_ms}`` (duration: LLM and tool time, milliseconds)."""
+        self.ensure_one()
+        self.check_access("read")
+        rows = self.env["agentic.ai.execution.log"].sudo()._read_group(
+            [("thread_id", "=", self.id)], ["action_type", "success"],
+            ["__count", "input_tokens:sum", "output_tokens:sum", "cost:sum", "duration_ms:sum"])
+        stats = dict.fromkeys(("input_tokens", "output_tokens", "llm_calls", "failed_llm_calls", "tool_calls",
+                               "failed_tool_calls", "duration_ms"), 0)
+        cost = 0.0
+        for action_type, success, count, input_tokens, output_tokens, row_cost, duration in rows:
+            stats["input_tokens"] += input_tokens
+            stats["output_tokens"] += output_tokens
+            cost += row_cost
+            if action_type in ("llm_call", "tool_execution"):
+                kind = "llm_calls" if action_type == "llm_call" else "tool_calls"
+                stats[kind] += count
+                stats["duration_ms"] += duration
+                if not success:
+                    stats["failed_" + kind] += count
+        return {"thread_id": self.id, **stats, "total_tokens": stats["input_tokens"] + stats["output_tokens"],
+                "cost": round(cost, 6), "messages": self.message_count}
 
     def _check_waiting(self):
         """Raise unless this is the user's own thread waiting for an answer."""

@@ -168,7 +168,7 @@ class TestAccountingTools(ToolCase):
     # ------------------------------------------------------------ figures
     def test_account_balance_equals_posted_journal_items(self):
         receivable = self.company.partner_id.property_account_receivable_id
-        today = fields.Date.context_today(self.env["res.company"].with_user(self.accountant))  # in the tool user's time zone
+        today = fields.Date.context_today(self.env["res.company"].with_user(self.accountant))
         start = today - timedelta(days=30)
         period_params = {"date_from": str(start), "date_to": str(today)}
         draft = self.run_as_accountant("create_invoice", {"partner": self.customer.id,
@@ -208,7 +208,7 @@ class TestAccountingTools(ToolCase):
         self.assertIn("no account has the code 1210. Codes starting with it: 121000", result.error)
 
     def test_profit_and_loss_equals_posted_journal_items(self):
-        today = fields.Date.context_today(self.env["res.company"].with_user(self.accountant))  # in the tool user's time zone
+        today = fields.Date.context_today(self.env["res.company"].with_user(self.accountant))
         start = self.company.compute_fiscalyear_dates(today)["date_from"]
         data = self.run_as_accountant("get_profit_loss", {})
         self.assertEqual((data["date_from"], data["date_to"]), (str(start), str(today)))

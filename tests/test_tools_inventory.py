@@ -150,7 +150,7 @@ class TestInventoryTools(ToolCase):
                                          f"word why: {result.data}")
         self.assertIn(f"{service.display_name} is not tracked in inventory (not a storable product), so it has no "
                       "stock value", result.error)
-        today = fields.Date.context_today(self.env["res.company"].with_user(self.accountant))  # in the tool user's time zone
+        today = fields.Date.context_today(self.env["res.company"].with_user(self.accountant))
         for day in (today + timedelta(days=365), fields.Date.to_date("2199-12-31")):
             future = self.execute("get_stock_valuation", {"date": str(day)}, self.accountant)
             self.assertFalse(future.success, f"a future date answers today's value labelled {day}: {future.data}")

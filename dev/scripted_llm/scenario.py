@@ -16,6 +16,7 @@ callable taking the request and returning one::
      "gemini_finish": "MALFORMED_FUNCTION_CALL",   # Gemini finishReason to send
      "anthropic_stop": "max_tokens",         # Anthropic stop_reason to send
      "delay": 0.5,                           # seconds to wait before answering
+     "chunk_delay": 0.1,                     # streamed: seconds between events (see server._send_events)
      "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
 
 The server takes the first turn, in order, that still has uses left and

@@ -90,16 +90,17 @@ class _Handler(BaseHTTPRequestHandler):
         if "raw" in reply:  # a malformed answer, sent verbatim with status 200
             raw = reply["raw"]
             return self._send_bytes(200, (raw if isinstance(raw, str) else json.dumps(raw)).encode())
+        delay = reply.get("chunk_delay", 0.0)
         if "raw_stream" in reply:  # exact events, e.g. a provider's chunk sequence from a bug report
-            return self._send_events([(None, item) for item in reply["raw_stream"]])
+            return self._send_events([(None, item) for item in reply["raw_stream"]], delay)
         model = body.get("model") or path.rsplit("/", 1)[-1].split(":")[0]
         if wire == "gemini":
             if path.endswith(":streamGenerateContent"):
-                return self._send_events([(None, e) for e in wire_format.gemini_stream(request, reply, model)])
+                return self._send_events([(None, e) for e in wire_format.gemini_stream(request, reply, model)], delay)
             return self._send_json(200, wire_format.gemini_response(request, reply, model))
         if wire == "anthropic":
             if body.get("stream"):
-                return self._send_events(wire_format.anthropic_stream(request, reply, model))
+                return self._send_events(wire_format.anthropic_stream(request, reply, model), delay)
             return self._send_json(200, wire_format.anthropic_response(request, reply, model))
         if body.get("stream"):
             return self._stream(body, reply)
@@ -118,17 +119,30 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         self._send_bytes(status, json.dumps(payload).encode(), headers)
 
-    def _send_events(self, events) -> None:
+    def _send_events(self, events, chunk_delay: float = 0.0) -> None:
         """Server-sent events: ``(event_name or None, data)`` pairs; data is
-        sent verbatim when it is a string."""
+        sent verbatim when it is a string. ``chunk_delay``: seconds between
+        events. ``requests[-1]["stream"]`` records ``total`` events,
+        ``sent`` (count), ``sent_at`` (``time.monotonic()`` of each) and
+        ``dropped`` (the client closed the connection before the end)."""
+        log = {"total": len(events), "sent": 0, "sent_at": [], "dropped": False}
+        self.scenario.requests[-1]["stream"] = log
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
         for name, data in events:
+            if log["sent"] and chunk_delay:
+                time.sleep(chunk_delay)
             text = data if isinstance(data, str) else json.dumps(data)
-            self.wfile.write(((f"event: {name}\n" if name else "") + f"data: {text}\n\n").encode())
-            self.wfile.flush()
+            try:
+                self.wfile.write(((f"event: {name}\n" if name else "") + f"data: {text}\n\n").encode())
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                log["dropped"] = True
+                return
+            log["sent"] += 1
+            log["sent_at"].append(time.monotonic())
 
     def _embeddings(self, path: str, body: dict) -> None:
         failure = self.scenario.embeddings_error
@@ -186,7 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
             events.append({**base, "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                                                             "total_tokens": prompt + completion}})
         events.append("[DONE]")
-        self._send_events([(None, e) for e in events])
+        self._send_events([(None, e) for e in events], reply.get("chunk_delay", 0.0))
 
 
 class _QuietServer(ThreadingHTTPServer):

@@ -1,0 +1,127 @@
+"""``/agentic_ai/chat/stream`` (spec 000 §11.1, §10.2; issue 10 point 2):
+a run streamed to the client as server-sent events.
+
+The client POSTs JSON (the message never travels in a URL), and the
+response is the stream: ``token`` events as the provider writes, then
+``message``, ``tool_call``, ``tool_result``, ``confirmation_request`` as
+rows are stored, ``error`` when the run fails, and a final ``done`` with
+the run's result. ``: ping`` comments come at most every 15 s of silence.
+
+Body: ``{"thread_id": int, "message": str}`` to send a message, or
+``{"thread_id": int, "approve": bool, "tool_call_id": str, "reason": str}``
+to answer a waiting confirmation. ``Content-Type: application/json`` is
+required: a browser cannot send it cross-site without a CORS preflight
+that Odoo does not grant, which is what protects this cookie-authenticated
+POST from cross-site requests (as for Odoo's JSON-RPC routes).
+
+The run works on a cursor of its own in a thread of its own (the
+request's cursor is closed before the body is sent, ODOO19.md §4),
+commits each finished step, and stops at its next step boundary when the
+client goes away (case BR-30): its partial answer and usage are kept and
+the thread ends ``interrupted``."""
+import json
+import logging
+import threading
+
+from odoo import api, http
+from odoo.exceptions import AccessError, MissingError, UserError
+from odoo.http import Response, request
+from odoo.modules.registry import Registry
+
+from ..engine.event_relay import HEARTBEAT_SECONDS, EventRelay
+from ..engine.runtime import AgentRuntime
+from .chat_controller import AgenticAiChatController as Chat
+
+_logger = logging.getLogger(__name__)
+
+STREAM_HEADERS = [
+    ("Cache-Control", "no-cache"),
+    ("X-Accel-Buffering", "no"),  # nginx: do not buffer this response (case BR-15)
+    ("Content-Encoding", "identity"),
+]
+
+
+def _json_error(status, message):
+    return request.make_json_response({"error": {"message": message}}, status=status)
+
+
+class AgenticAiStreamController(http.Controller):
+
+    @http.route("/agentic_ai/chat/stream", type="http", auth="user", methods=["POST"], csrf=False)
+    def chat_stream(self, **_query):
+        """Stream a run (see the module docstring). Bad input, another
+        user's thread or a busy thread answer a JSON error with status 400,
+        403, 404 or 409 before anything runs."""
+        if request.httprequest.mimetype != "application/json":
+            return _json_error(415, "Send the request as JSON (Content-Type: application/json).")
+        try:
+            params = json.loads(request.httprequest.get_data() or b"null")
+        except (ValueError, RecursionError):
+            return _json_error(400, "The body is not valid JSON.")
+        if isinstance(params, dict) and isinstance(params.get("params"), dict):  # JSON-RPC style
+            params = params["params"]
+        if not isinstance(params, dict):
+            return _json_error(400, "The body must be a JSON object.")
+        try:
+            thread, job = self._prepare(params)
+        except (AccessError, MissingError) as exc:
+            return _json_error(403 if isinstance(exc, AccessError) else 404, str(exc))
+        except UserError as exc:
+            return _json_error(409 if "busy" in str(exc) or "being processed" in str(exc) else 400, str(exc))
+        relay = EventRelay(self._heartbeat())
+        run = _runner(request.env.cr.dbname, request.env.uid, dict(request.env.context), thread.id, job)
+        return Response(relay.stream(run, name=f"agentic-ai-thread-{thread.id}"), status=200,
+                        mimetype="text/event-stream", headers=STREAM_HEADERS, direct_passthrough=True)
+
+    @staticmethod
+    def _prepare(params):
+        """``(thread, job)`` after the checks that can answer at once;
+        ``job`` is ``("send", message)`` or ``("answer", approved,
+        tool_call_id, reason)``."""
+        thread = Chat._get_thread(params.get("thread_id"))
+        thread._check_owner_access()
+        thread.agent_id._check_runnable(request.env.user)
+        if "approve" in params:
+            if not isinstance(params["approve"], bool):
+                raise UserError(request.env._("Parameter approve must be true or false."))
+            call_id = Chat._text_param("tool_call_id", params.get("tool_call_id"), max_chars=64)
+            reason = Chat._text_param("reason", params.get("reason"), required=False)
+            thread._check_waiting()
+            return thread, ("answer", params["approve"], call_id, reason)
+        message = Chat._message_param(params.get("message"))
+        if thread.state in ("queued", "executing"):
+            raise UserError(request.env._("This conversation is busy; wait for the current request to finish."))
+        return thread, ("send", message)
+
+    @staticmethod
+    def _heartbeat():
+        raw = request.env["ir.config_parameter"].sudo().get_param("agentic_ai.stream_heartbeat_seconds")
+        try:
+            return min(max(float(raw), 0.2), HEARTBEAT_SECONDS) if raw else HEARTBEAT_SECONDS
+        except ValueError:
+            return HEARTBEAT_SECONDS
+
+
+def _runner(dbname, uid, context, thread_id, job):
+    """The function the relay runs in its thread: the job on a cursor of
+    its own, as the requesting user, emitting ``error`` and ``done``."""
+    def run(relay):
+        threading.current_thread().dbname = dbname  # for Odoo's log lines
+        with Registry(dbname).cursor() as cr:
+            env = api.Environment(cr, uid, context)
+            thread = env["agentic.ai.thread"].browse(thread_id)
+            runtime = AgentRuntime(thread.agent_id, thread, durable=True, emit=relay.emit, should_stop=relay.stopped)
+            try:
+                if job[0] == "send":
+                    result = runtime.run_turn(job[1])
+                else:
+                    thread._check_confirmation_call(job[2])
+                    result = runtime.resume_after_confirmation(job[1], job[3])
+            except (UserError, AccessError, MissingError) as exc:
+                relay.emit("error", {"message": str(exc)})
+                relay.emit("done", {"state": thread.state, "thread_id": thread_id})
+                return
+            if result.state == "error":
+                relay.emit("error", {"message": result.error or result.reply})
+            relay.emit("done", dict(result))
+    return run
