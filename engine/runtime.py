@@ -17,13 +17,15 @@ from odoo.http import request as http_request
 
 from ..llm import TokenTracker
 from . import durability
+from .agent_result import AgentResult
 from .audit import AuditTrail
-from .confirmation import ConfirmationRequest, call_key
+from .confirmation import ConfirmationRequest
 from .executor import Executor
 from .llm_calls import Interrupted, LLMCaller, LLMUnavailable
 from .observer import Observer
 from .rate_limits import check as check_rate_limits
 from .run_context import build_run_context
+from .runtime_confirmation import ConfirmationSteps
 from .text import clean_text
 from .transcript import Transcript
 
@@ -35,37 +37,7 @@ LIMIT_REPLY = ("I have reached my processing limit of {n} steps for this request
                "What I did so far is above; tell me how to continue, or split the request into smaller ones.")
 
 
-class AgentResult(dict):
-    """What a run produced, for controllers and callers: a dict, so that it
-    travels as JSON as it is (``agent.run`` and the confirmation answers
-    are called over JSON-RPC), whose keys also read as attributes.
-
-    ``state`` is the thread's state afterwards; ``reply`` the last assistant
-    text (or the confirmation question); tokens and cost cover this run;
-    ``confirmation`` is the call waiting for the user's answer: as an
-    attribute the ``ConfirmationRequest``, as a key its dict."""
-
-    def __init__(self, thread_id: int, state: str, reply: str, iterations: int = 0, tool_calls: int = 0,
-                 input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0, error: str | None = None,
-                 confirmation: ConfirmationRequest | None = None, message_ids: list[int] | None = None):
-        super().__init__(thread_id=thread_id, state=state, reply=reply, iterations=iterations, tool_calls=tool_calls,
-                         input_tokens=input_tokens, output_tokens=output_tokens, cost=cost, error=error,
-                         confirmation=confirmation.to_dict() if confirmation else None,
-                         message_ids=list(message_ids or ()))
-        self.__dict__["confirmation"] = confirmation
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def to_dict(self) -> dict:
-        """A plain dict: ``confirmation`` as ``{tool_call_id, tool, arguments, reason, risk_level, ...}``."""
-        return dict(self)
-
-
-class AgentRuntime:
+class AgentRuntime(ConfirmationSteps):
     """Runs one user request on a thread (``agent``/``thread`` are records
     in the requesting user's environment).
 
@@ -130,96 +102,6 @@ class AgentRuntime:
         self.thread._set_runtime_state(state="executing", last_error=False, stop_requested=False)
         self._checkpoint()
         return self._react_loop()
-
-    def resume_after_confirmation(self, approved: bool, reason: str = "") -> AgentResult:
-        """Continue a paused run: execute exactly the pending call, once,
-        when approved (no LLM call decides anything before it runs), else
-        give the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let it
-        reason on; the same call is then refused without asking for the rest
-        of the turn (engine/executor.py)."""
-        with self._running():
-            self._check_waiting()
-            return self._guarded(self._resume, approved, reason)
-
-    def _resume(self, approved: bool, reason: str) -> AgentResult:
-        request = self._pending_request()
-        if isinstance(request, AgentResult):
-            return request
-        self.transcript.add_confirmation_response(request, approved, reason)
-        self.thread._set_runtime_state(state="executing", pending_confirmation=False, stop_requested=False)
-        name, call_id = request.tool, request.tool_call_id
-        if approved and name in self.context.tools:
-            self.tool_call_count += 1
-            result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id,
-                                           approved_operations=request.approved_operations)
-            if result.confirmation_needed:  # it reached a change the user was not shown: ask about that one
-                paused = self._pause(call_id, name, result)
-                return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
-            self.transcript.add_tool_result(call_id, name, self.observer.observe(name, result),
-                                            success=result.success, data=result.data, untrusted=result.untrusted)
-        elif approved:
-            self.transcript.add_tool_result(call_id, name, f"{name} is no longer available to this agent; nothing "
-                                            "was run.", success=False)
-        else:
-            why = f" Reason: {reason}" if reason else ""
-            self.transcript.add_tool_result(call_id, name, f"[CONFIRMATION_REJECTED] The user rejected {name}.{why} "
-                                            "Do not run it again; propose another way or ask the user.",
-                                            success=False, status="rejected")
-        self._checkpoint()
-        return self._react_loop()
-
-    def cancel_confirmation(self) -> AgentResult:
-        """End a paused turn at the user's word: the pending call is not
-        run, the model is not called, the conversation is free again."""
-        with self._running():
-            self._check_waiting()
-            return self._guarded(self._cancel)
-
-    def _cancel(self) -> AgentResult:
-        request = self._pending_request()
-        if isinstance(request, AgentResult):
-            return request
-        self._close_pending(self.env._("the user cancelled the request"), request)
-        reply = self.env._("Cancelled: %s was not run, and nothing else will be done for this request.",
-                           request.tool)
-        self.transcript.add_assistant(reply)
-        return self._end_turn("completed", reply)
-
-    def _close_pending(self, why: str, request: ConfirmationRequest | None = None) -> None:
-        """Close the waiting confirmation as cancelled: its call gets its one
-        ``[CANCELLED]`` result and is not run (an unreadable request is
-        just dropped)."""
-        if request is None:
-            try:
-                request = ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
-            except (ValueError, RecursionError):
-                self.thread._set_runtime_state(pending_confirmation=False)
-                return
-        self.transcript.add_confirmation_response(request, False, "", cancelled=True)
-        self.transcript.add_tool_result(request.tool_call_id, request.tool, f"[CANCELLED] Not run: {why} before "
-                                        f"{request.tool} ran.", success=False, status="cancelled")
-        self.thread._set_runtime_state(pending_confirmation=False)
-
-    def _check_waiting(self) -> None:
-        """Raise UserError unless the thread (read under the run lock) still
-        waits for a confirmation: a second answer finds it answered."""
-        if self.thread.state != "waiting_confirmation" or not self.thread.pending_confirmation:
-            raise UserError(self.env._("This conversation is not waiting for a confirmation."))
-
-    def _pending_request(self) -> ConfirmationRequest | AgentResult:
-        """The paused call, with the transcript loaded; when it cannot be
-        read, the turn ended with an error (an ``AgentResult``) so that the
-        conversation is never left waiting for an answer nothing can take."""
-        self.transcript = Transcript(self.thread, on_row=self._row_event)
-        try:
-            return ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
-        except (ValueError, RecursionError):
-            reply = self.env._("The call waiting for your confirmation could not be read, so nothing was run. "
-                               "Please ask again.")
-            self.thread._set_runtime_state(pending_confirmation=False)
-            self.transcript.add_assistant(reply)
-            self.audit.record("error", success=False, error_message="unreadable pending confirmation")
-            return self._end_turn("error", reply, error="unreadable pending confirmation")
 
     # ------------------------------------------------------------------ ReAct
     def _react_loop(self) -> AgentResult:
@@ -300,24 +182,6 @@ class AgentRuntime:
                                             success=result.success, data=result.data, untrusted=result.untrusted)
             self._checkpoint()
         return None
-
-    def _pause(self, call_id: str, name: str, result) -> ConfirmationRequest:
-        """Store the confirmation request of a call that waits (``result``:
-        its ExecutionResult) and return it."""
-        request = ConfirmationRequest(call_id, name, reason=result.confirmation_reason,
-                                      risk_level=self.context.tools[name].risk_level, **result.confirmation)
-        self.audit.flush()  # the thread logs the request itself, after what came before it
-        self.transcript.add_confirmation_request(request)
-        return request
-
-    def _rejected_keys(self) -> frozenset[str]:
-        """The ``call_key`` of each call the user rejected in this turn."""
-        keys = set()
-        for name, arguments in self.transcript.rejected_calls:
-            spec = self.context.tools.get(name)
-            if spec is not None and not spec.validate(arguments):
-                keys.add(call_key(name, spec.sanitize(arguments)))
-        return frozenset(keys)
 
     # -------------------------------------------------------------- LLM calls
     def _rate_limited(self) -> AgentResult | None:

@@ -1,0 +1,34 @@
+"""AgentResult: what a run hands back to its caller (spec 000 §4.1)."""
+from __future__ import annotations
+
+from .confirmation import ConfirmationRequest
+
+
+class AgentResult(dict):
+    """What a run produced, for controllers and callers: a dict, so that it
+    travels as JSON as it is (``agent.run`` and the confirmation answers
+    are called over JSON-RPC), whose keys also read as attributes.
+
+    ``state`` is the thread's state afterwards; ``reply`` the last assistant
+    text (or the confirmation question); tokens and cost cover this run;
+    ``confirmation`` is the call waiting for the user's answer: as an
+    attribute the ``ConfirmationRequest``, as a key its dict."""
+
+    def __init__(self, thread_id: int, state: str, reply: str, iterations: int = 0, tool_calls: int = 0,
+                 input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0, error: str | None = None,
+                 confirmation: ConfirmationRequest | None = None, message_ids: list[int] | None = None):
+        super().__init__(thread_id=thread_id, state=state, reply=reply, iterations=iterations, tool_calls=tool_calls,
+                         input_tokens=input_tokens, output_tokens=output_tokens, cost=cost, error=error,
+                         confirmation=confirmation.to_dict() if confirmation else None,
+                         message_ids=list(message_ids or ()))
+        self.__dict__["confirmation"] = confirmation
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def to_dict(self) -> dict:
+        """A plain dict: ``confirmation`` as ``{tool_call_id, tool, arguments, reason, risk_level, ...}``."""
+        return dict(self)
