@@ -8,7 +8,7 @@ import time
 
 from odoo.tests import HttpCase, new_test_user, tagged
 
-from .common import AgenticSetupMixin, tool_call
+from .common import PROVIDER_MATRIX, AgenticSetupMixin, tool_call
 from .sse_client import open_stream
 
 
@@ -53,6 +53,21 @@ class TestStreaming(AgenticSetupMixin, HttpCase):
         done = events[-1].data
         self.assertEqual((done["state"], done["reply"]), ("completed", words))
         self.assertEqual(self.thread.message_ids.sorted("id")[-1].content, words)
+
+    def test_every_provider_streams_its_tokens(self):
+        root = self.llm.base_url.removesuffix("/v1")
+        for name, (provider_type, path, extra) in PROVIDER_MATRIX.items():
+            with self.subTest(provider=name):
+                self.agent.llm_provider_id = self.env["agentic.ai.llm.provider"].create({
+                    "name": name, "provider_type": provider_type, "api_base_url": root + path,
+                    "api_key": "key-" + name, "default_model": "model-" + name, "timeout_seconds": 5, **extra})
+                self.script({"content": f"streamed by {name} in several words"})
+                events = self.stream({"thread_id": self.thread.id, "message": "hello"})
+                tokens = [e.data["text"] for e in events if e.name == "token"]
+                self.assertGreater(len(tokens), 1, "the answer came in one piece")
+                self.assertEqual("".join(tokens), f"streamed by {name} in several words")
+                self.assertEqual(events[-1].data["state"], "completed")
+                self.assertTrue(self.scenario.requests[-1].get("stream"), "the provider was not asked to stream")
 
     def test_steps_are_events(self):
         partner = self.env["res.partner"].create({"name": "Streamed Partner"})
