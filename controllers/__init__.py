@@ -1,1 +1,2 @@
 from . import chat_controller
+from . import webhook_controller
