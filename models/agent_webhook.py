@@ -285,12 +285,15 @@ class AgenticAiWebhook(models.Model):
     def _thread_status(self, thread_id):
         """``{thread_id, state, reply}`` of one of this integration's threads;
         ``reply`` is the agent's answer to the last message, None until it
-        has answered. MissingError for any other thread."""
+        has answered (a queued message is not in the transcript yet, so the
+        answer to an earlier one is not given for it). MissingError for any
+        other thread."""
         thread = self._own_thread(thread_id)
         last = self.env["agentic.ai.thread.message"].sudo().search(
             [("thread_id", "=", thread.id), ("role", "in", ("user", "assistant"))], order="id desc", limit=1)
+        waiting = thread.pending_message or thread.state in ("queued", "executing")
         return {"thread_id": thread.id, "state": thread.state,
-                "reply": last.content if last.role == "assistant" else None}
+                "reply": last.content if last.role == "assistant" and not waiting else None}
 
 
 class AgenticAiThread(models.Model):

@@ -274,6 +274,9 @@ class TestWebhooks(AgenticSetupMixin, HttpCase):
             again = self.send(follow_up, TS + 30, delivery="evt-2")
         self.assertEqual((again.status_code, again.json()["thread_id"]), (202, thread_id))
         self.assertEqual(thread.pending_message, "And order 43?")
+        with clock(TS + 31):
+            queued_again = self.send(status_body, TS + 31, delivery="st-3", route=STATUS)
+        self.assertIsNone(queued_again.json()["reply"], "the answer to the first message is not given for the second")
 
     def test_threads_of_another_integration_are_not_found(self):
         with clock(TS + 10):
