@@ -182,6 +182,12 @@ class TestWebhooks(AgenticSetupMixin, HttpCase):
         with clock(TS - 3600):
             self.assert_refused("timestamp outside the window")
         self.assertFalse(self.threads())
+        # Also once it was accepted: a replay outside the window is refused, not answered as a duplicate.
+        with clock(TS + 10):
+            self.assertEqual(self.send(BODY, TS).status_code, 202)
+        with clock(TS + 3600):
+            self.assert_refused("timestamp outside the window")
+        self.assertEqual(len(self.threads()), 1)
 
     def test_br17_4_timestamp_changed_to_now_is_refused(self):
         with clock(TS + 10):
