@@ -26,6 +26,7 @@
         "views/agent_execution_log_views.xml",
         "views/agent_safety_rule_views.xml",
         "views/res_config_settings_views.xml",
+        "views/agent_webhook_views.xml",
         "wizard/agent_confirm_wizard_views.xml",
         "views/menus.xml",
     ],

@@ -8,3 +8,5 @@ from . import agent_execution_log
 from . import agent_execution_log_checkpoint
 from . import agent_safety_rule
 from . import res_config_settings
+from . import agent_webhook
+from . import agent_webhook_delivery

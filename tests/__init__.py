@@ -28,3 +28,4 @@ from . import test_isolation_matrix
 from . import test_streaming
 from . import test_durable_runs
 from . import test_run_routes
+from . import test_webhooks
