@@ -26,3 +26,4 @@ from . import test_rate_limits
 from . import test_access_matrix
 from . import test_isolation_matrix
 from . import test_async_queue
+from . import test_async_queue_processor
