@@ -8,11 +8,12 @@ Life of a queued message:
   and the processor cron is triggered.
 - Claim: ``SELECT ... FOR UPDATE SKIP LOCKED`` takes the oldest ready thread;
   ``queue_claimed_at`` = now and ``queue_attempts`` + 1 are committed at once,
-  so no other processor takes it. The state stays ``queued``: the runtime
-  starts runs on threads that are not busy only, and sets ``executing`` itself.
+  so no other processor takes it. The state stays ``queued`` (busy to every
+  other caller) until the run starts.
 - Run: under the job lock (a session advisory lock), as the thread's user in
-  the thread's company, ``agent.run(thread, message, durable=True)``. Done:
-  the queue fields are cleared.
+  the thread's company, ``agent.run(thread, message, durable=True)`` from an
+  idle thread (set in the run's transaction, never committed alone: the
+  runtime writes ``executing`` first). Done: the queue fields are cleared.
 - A lock conflict (engine/queue.py ``is_lock_conflict``, or the job lock
   held by another session) puts the message back, the attempt not counted,
   to be tried after ``agentic_ai.queue_retry_delay`` seconds.
@@ -219,6 +220,9 @@ class AgenticAiThread(models.Model):
         context = self.env["res.users"].with_user(user).context_get()
         as_user = self.with_user(user).with_context(
             lang=context.get("lang"), tz=context.get("tz"), allowed_company_ids=[self.company_id.id])
+        # A queued thread is busy to every other caller; the run starts from an idle one. Never committed
+        # alone: the run writes executing before its first commit, and a failure rolls back to queued.
+        self._set_runtime_state(state="active")
         as_user.agent_id.run(self.id, self.pending_message, durable=True)
 
     def _queue_failed(self, exc, settings):
@@ -274,9 +278,10 @@ class AgenticAiThread(models.Model):
 
     def _queue_settle_started(self, error):
         """The message's run started (the transcript holds it) and is over:
-        never run it twice. A thread left ``executing`` (this session holds
-        the job lock, so no run is alive) is marked ``interrupted``."""
-        if self.state == "executing":
+        never run it twice. A thread its run left ``executing`` or ``active``
+        (this session holds the job lock, so no run is alive) is marked
+        ``interrupted``."""
+        if self.state in ("active", "executing"):
             self._add_message("assistant", self.env._(
                 "The run of your queued message stopped before it finished (%s); what it did is above. "
                 "Send a message to continue.", error))
