@@ -41,6 +41,8 @@ QUEUE_LOCK_CLASS = 0x41475155
 PARAMS = {
     "agentic_ai.queue_max_attempts": ("max_attempts", 3, 1),
     "agentic_ai.queue_stale_minutes": ("stale_minutes", 15.0, 1.0),
+    # 0 retries at the next pass (tests); in production keep some seconds, or a lock
+    # held for long would have the processor try again and again.
     "agentic_ai.queue_retry_delay": ("retry_delay", 60.0, 0.0),
     "agentic_ai.queue_time_budget": ("time_budget", 0.0, 0.0),
 }
