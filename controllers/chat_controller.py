@@ -181,3 +181,25 @@ class AgenticAiChatController(http.Controller):
         failed_llm_calls, tool_calls, failed_tool_calls, messages,
         duration_ms}``."""
         return self._get_thread(thread_id).get_stats()
+
+    @http.route("/agentic_ai/chat/send_async", type="jsonrpc", auth="user", methods=["POST"])
+    def chat_send_async(self, thread_id=None, message=None):
+        """Queue ``message`` for the processor cron and return at once:
+        ``{thread, state: "queued", after_id}``; poll with ``after_id`` for
+        the messages the run adds."""
+        thread = self._get_thread(thread_id)
+        last = request.env["agentic.ai.thread.message"].search([("thread_id", "=", thread.id)], order="id desc",
+                                                               limit=1)
+        thread._enqueue(self._message_param(message))
+        return {"thread": _thread_dict(thread), "state": thread.state, "after_id": last.id or 0}
+
+    @http.route("/agentic_ai/chat/poll", type="jsonrpc", auth="user", methods=["POST"])
+    def chat_poll(self, thread_id=None, after_id=0):
+        """Messages after ``after_id`` and the thread's state:
+        ``{thread, state, done, error, messages}``; ``done`` once the thread
+        is neither queued nor executing."""
+        thread = self._get_thread(thread_id)
+        messages = _messages(thread, self._int_param("after_id", after_id or 0))
+        return {"thread": _thread_dict(thread), "state": thread.state,
+                "done": thread.state not in ("queued", "executing"), "error": thread.last_error or None,
+                "messages": messages}

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from contextlib import contextmanager
 
-from odoo.exceptions import UserError
+from odoo.exceptions import LockError, UserError
 from odoo.http import request as http_request
 
 from ..llm import TokenTracker
@@ -71,13 +71,14 @@ class AgentRuntime(ConfirmationSteps):
         self.tool_call_count = 0
 
     # ------------------------------------------------------------ entry points
-    def run_turn(self, user_message: str, from_queue: bool = False) -> AgentResult:
+    def run_turn(self, user_message: str) -> AgentResult:
         """Handle a new user message according to ``execution_mode``.
 
         A confirmation still waiting is closed as cancelled first (its call
-        is not run). ``from_queue``: the asynchronous processor runs the
-        thread's queued message. Raises UserError for an empty or too long
-        message and a busy conversation. Plan-and-Execute and Hybrid run the
+        is not run). Raises UserError for an empty or too long message and
+        a busy or queued conversation (the queue processor makes its thread
+        idle before it runs the message), LockError while another run holds
+        it. Plan-and-Execute and Hybrid run the
         ReAct loop until the planner lands (spec §4.3–4.4)."""
         if not isinstance(user_message, str) or not user_message.strip():
             raise UserError(self.env._("The message is empty."))
@@ -86,8 +87,7 @@ class AgentRuntime(ConfirmationSteps):
             raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
                                        n=len(user_message), max=MAX_MESSAGE_CHARS))
         with self._running():
-            busy = ("executing",) if from_queue else ("queued", "executing")
-            if self.thread.state in busy:
+            if self.thread.state in ("queued", "executing"):
                 raise UserError(self.env._("This conversation is busy: %s.", dict(
                     self.thread._fields["state"]._description_selection(self.env))[self.thread.state]))
             return self._guarded(self._start_turn, user_message)
@@ -224,9 +224,9 @@ class AgentRuntime(ConfirmationSteps):
         cr.execute("SELECT id FROM agentic_ai_thread WHERE id = %s FOR NO KEY UPDATE", [thread_id])
         if self.durable:
             if not durability.try_run_lock(cr, thread_id):
-                raise UserError(self.env._("This conversation is already being processed."))
+                raise LockError(self.env._("This conversation is already being processed."))
         elif durability.run_is_alive(cr, thread_id):
-            raise UserError(self.env._("This conversation is already being processed."))
+            raise LockError(self.env._("This conversation is already being processed."))
         try:
             if durability.repair_dead_run(self.thread):
                 self._checkpoint()

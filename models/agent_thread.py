@@ -6,6 +6,7 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..engine import durability
 from ..engine.confirmation import ConfirmationRequest
+from ..engine.agent_result import AgentResult
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
 from ..engine.transcript import Transcript
@@ -15,7 +16,7 @@ _logger = logging.getLogger(__name__)
 
 # Written by the engine only (as superuser), never by a client's create() or write().
 RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
-                  "stop_requested"}
+                  "stop_requested", "queue_attempts", "queue_claimed_at", "queue_retry_at"}
 # Fixed when the conversation is created.
 FROZEN_FIELDS = {"agent_id", "user_id", "company_id"}
 
@@ -51,8 +52,6 @@ class AgenticAiThread(models.Model):
     execution_log_ids = fields.One2many("agentic.ai.execution.log", "thread_id", string="Execution Logs")
     pending_confirmation = fields.Text(
         help="JSON of the tool call waiting for the user's approval: {tool_call_id, tool, arguments, reason}.")
-    pending_message = fields.Text(help="User message queued for the asynchronous processor (cron).")
-    async_requested_at = fields.Datetime(index=True)
     last_error = fields.Text(readonly=True)
     stop_requested = fields.Boolean(readonly=True, help="The user asked to stop the running request; the run stops "
                                                           "at its next step boundary.")
@@ -98,8 +97,7 @@ class AgenticAiThread(models.Model):
                 if RUNTIME_FIELDS.intersection(vals):
                     raise AccessError(self.env._("The state of a conversation is managed by the agent."))
                 # Explicit values, so that no ``default_*`` context key can set them.
-                vals.update(state="active", pending_confirmation=False, pending_message=False,
-                            async_requested_at=False, last_error=False, stop_requested=False)
+                vals.update(dict.fromkeys(RUNTIME_FIELDS, False), state="active")
         for vals in vals_list:
             if "name" in vals:
                 vals["name"] = clean_text(vals["name"], 200) or self.env._("New conversation")
@@ -304,7 +302,8 @@ class AgenticAiThread(models.Model):
         if self.state == "waiting_confirmation":
             return self.cancel_confirmation()
         if self.state == "queued":
-            return self._cancel_queued()
+            note = self._cancel_queued()
+            return AgentResult(thread_id=self.id, state=self.state, reply=note.content, message_ids=note.ids)
         if self.state == "executing" and not self._repair_dead_run():
             self._set_runtime_state(stop_requested=True)
             return None
@@ -364,37 +363,3 @@ class AgenticAiThread(models.Model):
         for thread in self:
             if thread.user_id != self.env.user:
                 raise AccessError(self.env._("This conversation belongs to another user."))
-
-    # ---------------------------------------------------------------- async
-    def _enqueue(self, message):
-        """Queue ``message`` for the asynchronous processor and wake its cron."""
-        self.ensure_one()
-        self._check_owner_access()
-        if self.state in ("queued", "executing", "waiting_confirmation") or self.pending_message:
-            raise UserError(self.env._("This conversation is busy; wait for the current request to finish."))
-        self._set_runtime_state(pending_message=message, async_requested_at=fields.Datetime.now())
-        cron = self.env.ref("agentic_ai.ir_cron_process_pending_tasks", raise_if_not_found=False)
-        if cron:
-            cron.sudo()._trigger()
-
-    @api.model
-    def _process_pending_tasks(self, limit=10):
-        """Cron: run queued messages, oldest first, each as its thread's user.
-        A run that fails marks its thread ``error``; the others go on."""
-        threads = self.sudo().search([("pending_message", "!=", False)], order="async_requested_at, id", limit=limit)
-        cron = self.env["ir.cron"]
-        cron._commit_progress(remaining=len(threads))
-        for thread in threads:
-            message = thread.pending_message
-            thread.write({"pending_message": False})
-            as_user = thread.with_user(thread.user_id).with_context(allowed_company_ids=[thread.company_id.id])
-            try:
-                with self.env.cr.savepoint():
-                    as_user.agent_id.run(thread.id, message)
-            except Exception as exc:  # one failing conversation must not block the queue
-                _logger.exception("Queued message of conversation %s failed", thread.id)
-                thread._add_message("assistant", self.env._("Your request could not be processed: %s", exc))
-                thread._set_runtime_state(state="error", last_error=str(exc)[:2000])
-                self.env["agentic.ai.execution.log"].log("error", thread=thread, success=False, error_message=str(exc))
-            if not cron._commit_progress(1):
-                break

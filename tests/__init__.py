@@ -29,3 +29,5 @@ from . import test_streaming
 from . import test_durable_runs
 from . import test_run_routes
 from . import test_webhooks
+from . import test_async_queue
+from . import test_async_queue_processor

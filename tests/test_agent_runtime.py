@@ -196,33 +196,6 @@ class TestAgentRuntime(AgenticCase):
                 thread.with_user(self.plain).handle_confirmation(value)
         self.assertTrue(partner.exists())
 
-    # ---------------------------------------------------------------- queue
-    def test_async_queue_is_processed_by_cron(self):
-        self.script({"content": "processed later"})
-        thread = self.new_thread()
-        thread._enqueue("please do this in the background")
-        self.assertTrue(thread.pending_message)
-        with self.enter_registry_test_mode():
-            self.env.ref("agentic_ai.ir_cron_process_pending_tasks").method_direct_trigger()
-        self.assertFalse(thread.pending_message)
-        self.assertEqual(thread.message_ids.mapped("role"), ["user", "assistant"])
-        self.assertEqual(thread.state, "completed")
-
-    def test_failing_queued_message_does_not_block_the_queue(self):
-        self.script({"content": "good answer"})
-        poison = self.new_thread(user=self.plain)
-        good = self.new_thread(user=self.other)
-        poison.with_user(self.plain)._enqueue("first")
-        good.with_user(self.other)._enqueue("second")
-        # The poison: its user loses access to the agent before the cron runs.
-        self.agent.user_ids = [(6, 0, self.other.ids)]
-        with self.enter_registry_test_mode(), mute_logger("odoo.addons.agentic_ai.models.agent_thread"):
-            self.env.ref("agentic_ai.ir_cron_process_pending_tasks").method_direct_trigger()
-        self.assertEqual(poison.state, "error")
-        self.assertIn("not allowed", poison.last_error)
-        self.assertEqual(good.state, "completed")
-        self.assertEqual(good.message_ids[-1].content, "good answer")
-
     # ---------------------------------------------- malformed model answers
     def test_bad_tool_calls_become_observations_and_nothing_is_written(self):
         """(b) unknown tool, invalid JSON, missing required parameter, wrong

@@ -1,0 +1,297 @@
+"""The asynchronous queue of conversations (spec 000 §11.1 send_async/poll,
+§12 "Async Task Processor"; the rules in ``engine/queue.py``).
+
+Life of a queued message:
+
+- ``_enqueue``: the thread turns ``queued`` with the message in
+  ``pending_message``, ``async_requested_at`` = now, ``queue_attempts`` = 0,
+  and the processor cron is triggered.
+- Claim: ``SELECT ... FOR UPDATE SKIP LOCKED`` takes the oldest ready thread;
+  ``queue_claimed_at`` = now and ``queue_attempts`` + 1 are committed at once,
+  so no other processor takes it. The state stays ``queued`` (busy to every
+  other caller) until the run starts.
+- Run: under the job lock (a session advisory lock), as the thread's user in
+  the thread's company, ``agent.run(thread, message, durable=True)`` from an
+  idle thread (set in the run's transaction, never committed alone: the
+  runtime writes ``executing`` first). Done: the queue fields are cleared.
+- A lock conflict (engine/queue.py ``is_lock_conflict``, or the job lock
+  held by another session) puts the message back, the attempt not counted,
+  to be tried after ``agentic_ai.queue_retry_delay`` seconds.
+- Any other error rolls back that job alone; it is tried again after the
+  delay until ``agentic_ai.queue_max_attempts``, then the thread ends
+  ``error``: the message and the error are added to the transcript.
+- A claim older than ``agentic_ai.queue_stale_minutes`` (its worker died) is
+  claimed again, as one more attempt. A message whose run had started (the
+  thread is no longer ``queued``) is never run twice: an ``executing``
+  thread without a live run is marked ``interrupted``.
+"""
+import logging
+import time
+
+from odoo import api, fields, models
+from odoo.exceptions import AccessError, LockError, MissingError, UserError, ValidationError
+from odoo.tools import SQL
+
+from ..engine.queue import QueueSettings, is_lock_conflict, job_lock, run_deadline
+from ..engine.runtime import MAX_MESSAGE_CHARS
+from ..engine.text import clean_text
+
+_logger = logging.getLogger(__name__)
+
+BUSY_STATES = ("queued", "executing", "waiting_confirmation")
+# Refusals of Odoo and of the addon: the job's data is at fault, not our code.
+EXPECTED_ERRORS = (UserError, ValidationError, AccessError, MissingError)
+
+
+class AgenticAiThread(models.Model):
+    _inherit = "agentic.ai.thread"
+
+    _queue_ready_idx = models.Index("(async_requested_at, id) WHERE pending_message IS NOT NULL")
+
+    pending_message = fields.Text(readonly=True, help="User message queued for the asynchronous processor (cron).")
+    async_requested_at = fields.Datetime(readonly=True, string="Queued At")
+    queue_attempts = fields.Integer(
+        readonly=True, help="Runs of the queued message tried so far (lock conflicts are not counted).")
+    queue_claimed_at = fields.Datetime(
+        readonly=True, help="When a processor took the queued message; an old claim (its worker died) is taken again.")
+    queue_retry_at = fields.Datetime(readonly=True, help="The queued message is not tried again before this time.")
+
+    # ------------------------------------------------------------- actions
+    def action_process_queue_now(self):
+        """Button for AI operators: wake the processor now (``ir.cron._trigger``).
+        Commits nothing; the cron runs in its own transaction."""
+        if not self.env.user.has_group("agentic_ai.group_agentic_ai_operator"):
+            raise AccessError(self.env._("Only AI operators can start the queue processor."))
+        self._queue_trigger()
+        return {"type": "ir.actions.client", "tag": "display_notification", "params": {
+            "type": "info", "message": self.env._("The queue processor will run in a moment.")}}
+
+    # ------------------------------------------------------------- business
+    def _enqueue(self, message):
+        """Queue ``message`` on this thread (its owner only) and wake the
+        processor. Returns the thread. Raises AccessError (not the owner, or
+        not allowed to use the agent) or UserError (empty or too long message,
+        or the thread is busy)."""
+        self.ensure_one()
+        self._check_owner_access()
+        self.agent_id._check_runnable(self.env.user)
+        text = clean_text(message).strip() if isinstance(message, str) else ""
+        if not text:
+            raise UserError(self.env._("The message is empty."))
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
+                                       n=len(text), max=MAX_MESSAGE_CHARS))
+        self._queue_lock_row()
+        if self.state in BUSY_STATES or self.queue_claimed_at:
+            state = dict(self._fields["state"]._description_selection(self.env))[self.state]
+            raise UserError(self.env._("This conversation is busy (%s); wait for the current request to finish.",
+                                       state))
+        self._set_runtime_state(state="queued", pending_message=text, async_requested_at=fields.Datetime.now(),
+                                queue_attempts=0, queue_claimed_at=False, queue_retry_at=False, last_error=False)
+        self._queue_trigger()
+        return self
+
+    def _cancel_queued(self):
+        """Drop the queued message before it runs (its owner only): the
+        thread is ``active`` again and an assistant note says so. Returns the
+        note (a transcript row). Raises AccessError or UserError (nothing
+        queued, or the processor has started it)."""
+        self.ensure_one()
+        self._check_owner_access()
+        self._queue_lock_row()
+        if self.state != "queued":
+            raise UserError(self.env._("This conversation has no queued message to cancel."))
+        if self.queue_claimed_at:
+            raise UserError(self.env._("The queued message has already started; stop the run instead."))
+        self._set_runtime_state(state="active", pending_message=False, async_requested_at=False,
+                                queue_claimed_at=False, queue_retry_at=False, last_error=False)
+        return self._add_message("assistant", self.env._("Your queued message was cancelled before it ran; "
+                                                         "nothing was done."))
+
+    @api.model
+    def _process_pending_tasks(self, limit=None):
+        """Cron "Async Task Processor": run queued messages, oldest first,
+        each claimed, run and committed on its own (see the module
+        docstring), until none is ready, ``limit`` jobs were handled, or the
+        run's time is up (engine/queue.py ``run_deadline``); Odoo then runs
+        it again at once for the rest (``_commit_progress``). Never raises
+        for a job. Returns the number of jobs handled."""
+        threads = self.sudo()
+        settings = threads._queue_settings()
+        deadline = run_deadline(threads.env.context, settings.time_budget)
+        cr, cron = threads.env.cr, threads.env["ir.cron"]
+        cron._commit_progress(remaining=threads._queue_ready_count(settings))
+        handled, tried = 0, set()
+        while time.monotonic() < deadline and (limit is None or handled < limit):
+            thread = threads._queue_claim(settings, tried)
+            if not thread:  # nothing ready, or the rest is being run by other workers
+                cron._commit_progress(remaining=0)
+                break
+            tried.add(thread.id)
+            with job_lock(cr, thread.id) as locked:
+                try:
+                    thread._queue_run_claimed(settings, locked)
+                except Exception:  # a bug of the queue itself: the claim stays, to be taken again once stale
+                    _logger.exception("The queue could not handle the message of conversation %s", thread.id)
+                    cr.rollback()
+                handled += 1
+                time_left = cron._commit_progress(1, remaining=threads._queue_ready_count(settings))
+            if not time_left:
+                break
+        return handled
+
+    # -------------------------------------------------------------- helpers
+    def _queue_settings(self):
+        return QueueSettings.from_params(self.env["ir.config_parameter"].sudo().get_param)
+
+    def _queue_trigger(self, at=None):
+        cron = self.env.ref("agentic_ai.ir_cron_process_pending_tasks", raise_if_not_found=False)
+        if cron:
+            cron.sudo()._trigger(at)
+
+    def _queue_lock_row(self):
+        """Lock this thread's row, so that a concurrent send, cancel or claim
+        waits its turn; UserError when another transaction holds it."""
+        try:
+            self.sudo().lock_for_update()
+        except LockError:
+            raise UserError(self.env._("This conversation is being changed by another request; try again.")) from None
+
+    def _queue_ready_sql(self, settings):
+        """Threads whose queued message may be claimed now."""
+        now = fields.Datetime.now()
+        return SQL("""pending_message IS NOT NULL AND (
+                (queue_claimed_at IS NULL AND state = 'queued' AND (queue_retry_at IS NULL OR queue_retry_at <= %s))
+                OR queue_claimed_at < %s)""", now, now - settings.stale_after)
+
+    def _queue_ready_count(self, settings):
+        self.env.cr.execute(SQL("SELECT count(*) FROM agentic_ai_thread WHERE %s", self._queue_ready_sql(settings)))
+        return self.env.cr.fetchone()[0]
+
+    def _queue_claim(self, settings, exclude):
+        """The oldest ready thread not in ``exclude`` (ids), claimed and
+        committed; an empty recordset when none can be claimed."""
+        for _try in range(3):
+            try:
+                self.env.cr.execute(SQL(
+                    "SELECT id FROM agentic_ai_thread WHERE %s AND id NOT IN %s "
+                    "ORDER BY async_requested_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                    self._queue_ready_sql(settings), tuple(exclude) or (0,)))
+                row = self.env.cr.fetchone()
+                if not row:
+                    return self.browse()
+                thread = self.browse(row[0])
+                thread._set_runtime_state(queue_claimed_at=fields.Datetime.now(),
+                                          queue_attempts=thread.queue_attempts + 1)
+                self.env["ir.cron"]._commit_progress()
+                return thread
+            except Exception as exc:  # another worker changed the row after this transaction began
+                self.env.cr.rollback()
+                if not is_lock_conflict(exc):
+                    raise
+        return self.browse()
+
+    def _queue_run_claimed(self, settings, locked):
+        """Run this thread's claimed message, or settle it; ``locked``: this
+        session holds its job lock. What it writes is committed by the
+        processor."""
+        self.ensure_one()
+        if not locked:
+            _logger.info("Queued message of conversation %s: its job lock is held elsewhere; tried later", self.id)
+            self._queue_defer(settings)
+        elif self.state != "queued":
+            self._queue_settle_started(self.env._("its worker stopped"))
+        elif self.queue_attempts > settings.max_attempts:  # its last attempt died with its worker
+            self._queue_retire(self.last_error or self.env._("its worker stopped"), settings)
+        else:
+            try:
+                self._queue_run_as_user()
+            except Exception as exc:  # noqa: BLE001 - every failure is recorded on the thread, bugs logged as errors
+                self.env.cr.rollback()  # back to the claim, or to the run's last committed step
+                self._queue_failed(exc, settings)
+            else:
+                self._queue_clear()
+
+    def _queue_run_as_user(self):
+        """``agent.run`` of the pending message as the thread's user, in the
+        thread's company and the user's language and time zone."""
+        self._validate_fields(["user_id", "company_id"])  # the user may have lost the company since it was queued
+        user = self.user_id
+        context = self.env["res.users"].with_user(user).context_get()
+        as_user = self.with_user(user).with_context(
+            lang=context.get("lang"), tz=context.get("tz"), allowed_company_ids=[self.company_id.id])
+        # A queued thread is busy to every other caller; the run starts from an idle one. Never committed
+        # alone: the run writes executing before its first commit, and a failure rolls back to queued.
+        self._set_runtime_state(state="active")
+        as_user.agent_id.run(self.id, self.pending_message, durable=True)
+
+    def _queue_failed(self, exc, settings):
+        """Record a failed run (rolled back): a lock conflict is tried again
+        uncounted; an error is tried again until the last attempt."""
+        if not self.exists():  # its user deleted the conversation meanwhile
+            return
+        conflict = is_lock_conflict(exc)
+        expected = isinstance(exc, EXPECTED_ERRORS)
+        error = exc.args[0] if expected and exc.args else f"{type(exc).__name__} (details in the server log)"
+        if expected or conflict:
+            _logger.warning("Queued message of conversation %s, attempt %s of %s: %s: %s", self.id,
+                            self.queue_attempts, settings.max_attempts, type(exc).__name__, exc)
+        else:
+            _logger.error("Queued message of conversation %s failed", self.id, exc_info=exc)
+        if self.state != "queued":
+            self._queue_settle_started(error)
+        elif conflict:
+            self._queue_defer(settings)
+        elif self.queue_attempts >= settings.max_attempts:
+            self._queue_retire(error, settings)
+        else:
+            self._queue_defer(settings, error)
+
+    def _queue_defer(self, settings, error=None):
+        """Try the message again after the retry delay; without ``error`` (a
+        lock conflict) its attempt is given back."""
+        values = {}
+        if self.state == "queued":
+            retry_at = fields.Datetime.now() + settings.retry_after
+            values.update(queue_claimed_at=False, queue_retry_at=retry_at)
+            self._queue_trigger(retry_at)
+        else:  # its run started elsewhere and may be alive: look again once this claim is stale
+            values["queue_claimed_at"] = fields.Datetime.now()
+        if error is None:
+            values["queue_attempts"] = max(self.queue_attempts - 1, 0)
+        else:
+            values["last_error"] = self.env._("Attempt %(n)s of %(max)s failed: %(error)s", n=self.queue_attempts,
+                                              max=settings.max_attempts, error=error)
+        self._set_runtime_state(**values)
+
+    def _queue_retire(self, error, settings):
+        """Give the message up: it and the error go to the transcript and the
+        thread ends ``error``."""
+        self._add_message("user", self.pending_message)
+        self._add_message("assistant", self.env._(
+            "Your message could not be processed after %(n)s attempts, so nothing more will be done with it: "
+            "%(error)s", n=settings.max_attempts, error=error))
+        self.env["agentic.ai.execution.log"].log("error", thread=self, success=False, error_message=error,
+                                                 input_data={"queue_attempts": self.queue_attempts})
+        self._set_runtime_state(state="error", last_error=error)
+        self._queue_clear()
+
+    def _queue_settle_started(self, error):
+        """The message's run started (the transcript holds it) and is over:
+        never run it twice. A thread its dead run left ``executing`` is
+        repaired (engine/durability.py: each call without a result gets one
+        saying its outcome is unknown); one left ``active`` is marked
+        ``interrupted``."""
+        if self.state == "executing" and not self._repair_dead_run():  # calls without a result get theirs
+            self._queue_clear()  # a run still holds the thread (another worker): it ends the turn itself
+            return
+        if self.state == "active":
+            self._add_message("assistant", self.env._(
+                "The run of your queued message stopped before it finished (%s); what it did is above. "
+                "Send a message to continue.", error))
+            self._set_runtime_state(state="interrupted", last_error=error)
+        self._queue_clear()
+
+    def _queue_clear(self):
+        self._set_runtime_state(pending_message=False, async_requested_at=False, queue_claimed_at=False,
+                                queue_retry_at=False)

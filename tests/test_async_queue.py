@@ -1,0 +1,197 @@
+"""The asynchronous queue (spec 000 §11.1 send_async/poll, §12 Async Task
+Processor; issue 10, point 4): the routes over HTTP, and the queue's
+own rules on the model (busy threads, cancel, "Process now")."""
+from odoo.exceptions import AccessError, UserError
+from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tests.common import JsonRpcException
+from odoo.tools import mute_logger
+
+from .common import AgenticCase, AgenticSetupMixin
+
+CRON = "agentic_ai.ir_cron_process_pending_tasks"
+
+
+def cron_triggers(env):
+    cron = env.ref(CRON)
+    return env["ir.cron.trigger"].sudo().search([("cron_id", "=", cron.id)])
+
+
+@tagged("post_install", "-at_install")
+class TestAsyncQueueRoutes(AgenticSetupMixin, HttpCase):
+    """/agentic_ai/chat/send_async and /agentic_ai/chat/poll as a user."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.setup_agentic()
+        cls.cron = cls.env.ref(CRON)
+
+    def rpc_error(self, route, params):
+        """The ``error.data`` of a JSON-RPC call ({name, message, ...}); {} when it succeeded."""
+        response = self.url_open(route, json={"jsonrpc": "2.0", "method": "call", "id": 1, "params": params})
+        return response.json().get("error", {}).get("data", {})
+
+    def test_send_async_returns_at_once_and_poll_reads_the_run(self):
+        self.script({"content": "processed in the background"})
+        self.authenticate("demo", "demo")
+        created = self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
+        cron_triggers(self.env).unlink()
+        answer = self.make_jsonrpc_request("/agentic_ai/chat/send_async",
+                                           {"thread_id": created["id"], "message": "Summarise my week"})
+        self.assertEqual((answer["state"], answer["thread"]["state"], answer["after_id"]), ("queued", "queued", 0))
+        thread = self.env["agentic.ai.thread"].browse(created["id"])
+        self.assertEqual((thread.state, thread.pending_message, thread.queue_attempts),
+                         ("queued", "Summarise my week", 0))
+        self.assertTrue(thread.async_requested_at)
+        self.assertFalse(self.scenario.chat_requests(), "nothing is run before the processor")
+        self.assertEqual(len(cron_triggers(self.env)), 1, "send_async wakes the processor at once")
+
+        polled = self.make_jsonrpc_request("/agentic_ai/chat/poll", {"thread_id": thread.id, "after_id": 0})
+        self.assertEqual((polled["state"], polled["done"], polled["messages"]), ("queued", False, []))
+
+        self.cron.method_direct_trigger()  # HttpCase: the registry is in test mode already
+        polled = self.make_jsonrpc_request("/agentic_ai/chat/poll", {"thread_id": thread.id, "after_id": 0})
+        self.assertEqual((polled["state"], polled["done"], polled["error"]), ("completed", True, None))
+        self.assertEqual([(m["role"], m["content"]) for m in polled["messages"]],
+                         [("user", "Summarise my week"), ("assistant", "processed in the background")])
+        later = self.make_jsonrpc_request("/agentic_ai/chat/poll",
+                                          {"thread_id": thread.id, "after_id": polled["messages"][0]["id"]})
+        self.assertEqual([m["role"] for m in later["messages"]], ["assistant"])
+        self.assertFalse(thread.pending_message or thread.queue_claimed_at)
+        self.assertEqual(self.cron.failure_count, 0)
+
+    def test_busy_thread_refuses_a_second_queued_message(self):
+        self.authenticate("demo", "demo")
+        created = self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
+        params = {"thread_id": created["id"], "message": "first"}
+        self.make_jsonrpc_request("/agentic_ai/chat/send_async", params)
+        error = self.rpc_error("/agentic_ai/chat/send_async", {**params, "message": "second"})
+        self.assertEqual(error.get("name"), "odoo.exceptions.UserError", error)
+        self.assertIn("busy (Queued)", error.get("message", ""))
+        self.assertEqual(self.env["agentic.ai.thread"].browse(created["id"]).pending_message, "first",
+                         "the first queued message is kept")
+
+    def test_routes_refuse_another_users_thread(self):
+        owner = new_test_user(self.env, "queue_owner", groups="base.group_user")
+        new_test_user(self.env, "queue_intruder", groups="base.group_user")
+        thread = self.agent.with_user(owner).start_thread(name="private")
+        self.authenticate("queue_intruder", "queue_intruder")
+        for route, params in (("/agentic_ai/chat/send_async", {"thread_id": thread.id, "message": "hello"}),
+                              ("/agentic_ai/chat/poll", {"thread_id": thread.id})):
+            with self.assertRaises(JsonRpcException, msg=route) as error:
+                self.make_jsonrpc_request(route, params)
+            self.assertIn("AccessError", str(error.exception), route)
+        self.assertEqual((thread.state, thread.pending_message), ("active", False))
+
+    def test_bad_async_parameters_get_clear_errors(self):
+        self.authenticate("demo", "demo")
+        thread = self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
+        cases = [
+            ("/agentic_ai/chat/send_async", {"thread_id": thread["id"]}, "message"),
+            ("/agentic_ai/chat/send_async", {"thread_id": thread["id"], "message": "   "}, "message"),
+            ("/agentic_ai/chat/send_async", {"thread_id": thread["id"], "message": {"a": 1}}, "message"),
+            ("/agentic_ai/chat/send_async", {"thread_id": "abc", "message": "hi"}, "thread_id"),
+            ("/agentic_ai/chat/send_async", {"thread_id": thread["id"], "message": "x" * 20001}, "too long"),
+            ("/agentic_ai/chat/poll", {}, "thread_id"),
+            ("/agentic_ai/chat/poll", {"thread_id": thread["id"], "after_id": -1}, "after_id"),
+            ("/agentic_ai/chat/poll", {"thread_id": thread["id"], "after_id": [3]}, "after_id"),
+        ]
+        for route, params, needle in cases:
+            error = self.rpc_error(route, params)
+            self.assertEqual(error.get("name"), "odoo.exceptions.UserError", f"{route} {params}: {error}")
+            self.assertIn(needle, error.get("message", ""), f"{route} {params}: {error}")
+        self.assertEqual(self.env["agentic.ai.thread"].browse(thread["id"]).state, "active", "nothing was queued")
+
+
+@tagged("post_install", "-at_install")
+class TestAsyncQueueModel(AgenticCase):
+    """The queue's rules on the thread: enqueue, cancel, Process now, and
+    the processor on one conversation at a time."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.setup_users()
+        cls.cron = cls.env.ref(CRON)
+
+    def run_cron(self):
+        with self.enter_registry_test_mode():
+            self.cron.method_direct_trigger()
+        self.assertEqual(self.cron.failure_count, 0, "the processor never fails")
+
+    def test_queued_message_is_run_by_the_cron_as_its_user(self):
+        self.script({"content": "processed later"})
+        thread = self.new_thread(user=self.plain)
+        thread.with_user(self.plain)._enqueue("please do this in the background")
+        self.run_cron()
+        self.assertEqual(thread.message_ids.mapped("role"), ["user", "assistant"])
+        self.assertEqual((thread.state, thread.pending_message, thread.queue_attempts), ("completed", False, 1))
+        logs = self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread.id)])
+        self.assertEqual(logs.user_id, self.plain, "the run is logged in the name of the user who asked")
+
+    def test_failing_queued_message_does_not_block_the_queue(self):
+        self.env["ir.config_parameter"].set_param("agentic_ai.queue_max_attempts", "1")
+        self.script({"content": "good answer"})
+        poison = self.new_thread(user=self.plain)
+        good = self.new_thread(user=self.other)
+        poison.with_user(self.plain)._enqueue("first")
+        good.with_user(self.other)._enqueue("second")
+        # The poison: its user loses access to the agent before the cron runs.
+        self.agent.user_ids = [(6, 0, self.other.ids)]
+        with mute_logger("odoo.addons.agentic_ai.models.agent_thread_queue"):
+            self.run_cron()
+        self.assertEqual(poison.state, "error")
+        self.assertIn("not allowed", poison.last_error)
+        self.assertEqual((poison.message_ids[0].role, poison.message_ids[0].content), ("user", "first"),
+                         "the message given up is kept in the transcript")
+        self.assertEqual(good.state, "completed")
+        self.assertEqual(good.message_ids[-1].content, "good answer")
+
+    def test_busy_threads_refuse_a_queued_message(self):
+        thread = self.new_thread(user=self.plain)
+        for state in ("executing", "waiting_confirmation"):
+            thread._set_runtime_state(state=state)
+            with self.assertRaises(UserError, msg=state):
+                thread.with_user(self.plain)._enqueue("hello")
+            self.assertFalse(thread.pending_message)
+        with self.assertRaises(AccessError):
+            self.new_thread(user=self.plain).with_user(self.other)._enqueue("not mine")
+
+    def test_queue_fields_cannot_be_written_by_users(self):
+        thread = self.new_thread(user=self.plain)
+        for values in ({"queue_attempts": 9}, {"queue_claimed_at": "2020-01-01 00:00:00"}, {"pending_message": "x"}):
+            with self.assertRaises(AccessError, msg=values):
+                thread.with_user(self.plain).write(values)
+
+    def test_cancel_queued_drops_the_message_before_it_runs(self):
+        thread = self.new_thread(user=self.plain)
+        mine = thread.with_user(self.plain)
+        with self.assertRaises(UserError):
+            mine._cancel_queued()  # nothing queued
+        mine._enqueue("never mind")
+        with self.assertRaises(AccessError):
+            thread.with_user(self.other)._cancel_queued()
+        note = mine._cancel_queued()
+        self.assertEqual((thread.state, thread.pending_message), ("active", False))
+        self.assertEqual(thread.message_ids, note.sudo())
+        self.assertIn("cancelled before it ran", note.content)
+        self.script({"content": "unused"})
+        self.run_cron()
+        self.assertFalse(self.scenario.chat_requests(), "a cancelled message is never run")
+        mine._enqueue("again")
+        thread._set_runtime_state(queue_claimed_at="2020-01-01 00:00:00")  # a processor took it
+        with self.assertRaises(UserError):
+            mine._cancel_queued()
+        self.assertEqual(thread.pending_message, "again")
+
+    def test_process_now_triggers_the_cron_and_commits_nothing(self):
+        thread = self.new_thread(user=self.plain)
+        thread.with_user(self.plain)._enqueue("soon")
+        cron_triggers(self.env).unlink()
+        # A commit would raise here: TransactionCase forbids it.
+        action = thread.with_user(self.operator).action_process_queue_now()
+        self.assertEqual(action["tag"], "display_notification")
+        self.assertEqual(len(cron_triggers(self.env)), 1)
+        self.assertEqual((thread.state, thread.message_ids.ids), ("queued", []), "nothing ran in the caller")
+        with self.assertRaises(AccessError):
+            thread.with_user(self.plain).action_process_queue_now()
