@@ -5,8 +5,8 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..engine import durability
-from ..engine.confirmation import ConfirmationRequest
 from ..engine.agent_result import AgentResult
+from ..engine.confirmation import ConfirmationRequest
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
 from ..engine.transcript import Transcript
