@@ -13,7 +13,6 @@ backslash, text compared with an id or an amount), and a query the server
 refuses aborts the whole transaction, with the turn's earlier work in it."""
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from ..tools.untrusted import collecting, note_prose_values
 from .audit import AuditTrail
 from .confirmation import call_key
 from .confirmation_preview import describe_call
+from .json_values import dumps
 from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding, signature
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, TOOL_OPERATIONS, SafetyGuard
@@ -48,7 +48,7 @@ def _fitted(snapshots: list[dict], overflow: int) -> list[dict]:
     then ``{"records_not_kept": n}`` when some (or ``overflow`` more) did not."""
     kept, size = [], 0
     for entry in snapshots:
-        size += len(json.dumps(entry, default=str)) + 2
+        size += len(dumps(entry)) + 2
         if size > SNAPSHOT_CHARS:
             break
         kept.append(entry)
