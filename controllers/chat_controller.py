@@ -1,11 +1,14 @@
 """Chat endpoints (spec 000 §11.1), JSON-RPC, for the logged-in user.
 
 Each route takes named parameters only, checks that the user may use the
-agent or owns the thread, calls a model method and serialises the answer.
-No business logic lives here."""
+agent or owns the thread, calls a model method and serialises the answer
+in the addon's one JSON form (engine/json_values.py: datetimes in UTC with
+their offset, empty values null). No business logic lives here."""
 from odoo import http
 from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.http import request
+
+from ..engine.json_values import json_rows, to_json_value
 
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
 MAX_NAME_CHARS = 200
@@ -13,23 +16,21 @@ MAX_INT = 2**31 - 1
 
 
 def _thread_dict(thread):
+    fields = thread._fields
     return {
         "id": thread.id,
-        "name": thread.name,
+        "name": to_json_value(thread.name, fields["name"]),
         "agent_id": thread.agent_id.id,
         "agent_name": thread.agent_id.name,
         "state": thread.state,
-        "create_date": thread.create_date and thread.create_date.isoformat(),
+        "create_date": to_json_value(thread.create_date, fields["create_date"]),
     }
 
 
 def _messages(thread, after_id=0, limit=200):
     messages = request.env["agentic.ai.thread.message"].search(
         [("thread_id", "=", thread.id), ("id", ">", int(after_id or 0))], order="id", limit=int(limit))
-    rows = messages.read(MESSAGE_FIELDS)
-    for row in rows:
-        row["create_date"] = row["create_date"] and row["create_date"].isoformat()
-    return rows
+    return json_rows(messages, messages.read(MESSAGE_FIELDS))
 
 
 class AgenticAiChatController(http.Controller):
@@ -88,7 +89,7 @@ class AgenticAiChatController(http.Controller):
         result = agent.run(thread.id, message).to_dict() if message else None
         out = _thread_dict(thread)
         if result:
-            out["result"] = result
+            out["result"] = to_json_value(result)
         return out
 
     @http.route("/agentic_ai/thread/list", type="jsonrpc", auth="user", methods=["POST"])
@@ -114,4 +115,5 @@ class AgenticAiChatController(http.Controller):
         thread = self._get_thread(thread_id)
         result = thread.agent_id.run(thread.id, self._message_param(message))
         first = min(result.message_ids) - 1 if result.message_ids else 0
-        return {"result": result.to_dict(), "thread": _thread_dict(thread), "messages": _messages(thread, first)}
+        return {"result": to_json_value(result.to_dict()), "thread": _thread_dict(thread),
+                "messages": _messages(thread, first)}
