@@ -160,8 +160,11 @@ def _container(value, depth: int, seen: set):
         if isinstance(value, Mapping):
             return {_key(key): _value(item, depth + 1, seen) for key, item in value.items()}
         items = [_value(item, depth + 1, seen) for item in value]
-        if isinstance(value, (set, frozenset)):
-            items.sort(key=lambda item: json.dumps(item, sort_keys=True))
+        if isinstance(value, (set, frozenset)):  # in order, so that the same set writes the same JSON
+            try:
+                items.sort()
+            except TypeError:  # mixed kinds
+                items.sort(key=lambda item: json.dumps(item, sort_keys=True))
         return items
     finally:
         seen.discard(id(value))
