@@ -7,9 +7,15 @@ with its traceback. Either way the run goes on and the audit row says which
 import json
 import logging
 
+import psycopg2
+
+from odoo import fields
+from odoo.exceptions import AccessDenied, MissingError
 from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
+from odoo.tools.safe_eval import safe_eval
 
+from ..engine.tool_failures import is_refusal
 from .common import SALESMAN_GROUPS, ToolCase
 
 OUR_LOGGER = "odoo.addons.agentic_ai"
@@ -96,3 +102,32 @@ class TestToolFailureLogging(ToolCase):
             self.assertEqual(record.getMessage(), f"Tool {tool.name} failed unexpectedly")
             self.assertIsNotNone(record.exc_info, "a bug keeps its traceback")
             self.assertEqual(self.audit_level(tool.name, self.accountant), ("error", False))
+
+    def test_rule_on_each_kind_of_exception(self):
+        def caught(function):
+            try:
+                function()
+            except Exception as error:  # noqa: BLE001 - the exception is what is judged
+                return error
+            raise AssertionError("nothing was raised")
+
+        def own_bug():
+            return {}["missing"]
+
+        refusals = {
+            "MissingError": MissingError("gone"), "AccessDenied": AccessDenied(),
+            "IntegrityError": psycopg2.IntegrityError("duplicate key"),
+            "ValueError raised by Odoo": caught(lambda: fields.Date.to_date("30/11/2026")),
+            "KeyError raised by Odoo": caught(lambda: self.env["no.such.model"]),
+            "ValueError of Odoo inside a Python-code tool": caught(lambda: safe_eval(
+                "env['res.partner'].browse(1).write({'type': 'nonsense'})", {"env": self.env}, mode="exec")),
+        }
+        bugs = {
+            "AttributeError": caught(lambda: None.name),
+            "KeyError raised in the addon's code": caught(own_bug),
+            "NameError inside a Python-code tool": caught(lambda: safe_eval("totl", {})),
+        }
+        for what, error in refusals.items():
+            self.assertTrue(is_refusal(error), f"{what} is a refusal: {error!r}")
+        for what, error in bugs.items():
+            self.assertFalse(is_refusal(error), f"{what} is a bug: {error!r}")
