@@ -1,11 +1,14 @@
 """Chat endpoints (spec 000 §11.1), JSON-RPC, for the logged-in user.
 
 Each route takes named parameters only, checks that the user may use the
-agent or owns the thread, calls a model method and serialises the answer.
-No business logic lives here."""
+agent or owns the thread, calls a model method and serialises the answer
+in the addon's one JSON form (engine/json_values.py: datetimes in UTC with
+their offset, empty values null). No business logic lives here."""
 from odoo import http
 from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.http import request
+
+from ..engine.json_values import json_rows, to_json_value
 
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
 MAX_NAME_CHARS = 200
@@ -17,33 +20,31 @@ def _thread_dict(thread):
     """``{id, name, agent_id, agent_name, state, last_error, stop_requested,
     confirmation, create_date}``; ``confirmation`` is the call waiting for
     the user (see ``agentic.ai.thread.get_pending_confirmation``) or null."""
+    fields = thread._fields
     return {
         "id": thread.id,
-        "name": thread.name,
+        "name": to_json_value(thread.name, fields["name"]),
         "agent_id": thread.agent_id.id,
         "agent_name": thread.agent_id.name,
         "state": thread.state,
         "last_error": thread.last_error or None,
         "stop_requested": thread.stop_requested,
-        "confirmation": thread.get_pending_confirmation() or None,
-        "create_date": thread.create_date and thread.create_date.isoformat(),
+        "confirmation": to_json_value(thread.get_pending_confirmation() or None),
+        "create_date": to_json_value(thread.create_date, fields["create_date"]),
     }
 
 
 def _messages(thread, after_id=0, limit=200):
     messages = request.env["agentic.ai.thread.message"].search(
         [("thread_id", "=", thread.id), ("id", ">", int(after_id or 0))], order="id", limit=int(limit))
-    rows = messages.read(MESSAGE_FIELDS)
-    for row in rows:
-        row["create_date"] = row["create_date"] and row["create_date"].isoformat()
-    return rows
+    return json_rows(messages, messages.read(MESSAGE_FIELDS))
 
 
 def _answer(thread, result):
     """``{result, thread, messages}``: a run's result, the thread, and the
     rows the run added (``messages``, oldest first)."""
     ids = (result or {}).get("message_ids") or []
-    return {"result": dict(result) if result is not None else None, "thread": _thread_dict(thread),
+    return {"result": to_json_value(dict(result)) if result is not None else None, "thread": _thread_dict(thread),
             "messages": _messages(thread, min(ids) - 1) if ids else []}
 
 
@@ -118,7 +119,7 @@ class AgenticAiChatController(http.Controller):
         result = agent.run(thread.id, message).to_dict() if message else None
         out = _thread_dict(thread)
         if result:
-            out["result"] = result
+            out["result"] = to_json_value(result)
         return out
 
     @http.route("/agentic_ai/thread/list", type="jsonrpc", auth="user", methods=["POST"])

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from .json_values import dumps
+
 # Why a call waits (SafetyDecision.source): a safety rule, the agent's or the
 # tool's confirmation policy, Odoo configuration, or record text seen earlier.
 SOURCES = ("rule", "policy", "tool", "configuration", "untrusted")
@@ -15,7 +17,7 @@ SOURCES = ("rule", "policy", "tool", "configuration", "untrusted")
 def call_key(tool: str, params) -> str:
     """The canonical text of a call (tool name and sanitized arguments with
     sorted keys): two calls with the same key do exactly the same thing."""
-    return json.dumps([tool, params], sort_keys=True, default=str, separators=(",", ":"))
+    return dumps([tool, params], sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class ConfirmationRequest:
         return data
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), default=str)
+        return dumps(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str) -> ConfirmationRequest:

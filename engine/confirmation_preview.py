@@ -12,8 +12,7 @@ field or model they may not read as hidden. Every written value is listed,
 the ones that change first; the exact arguments are in the request too."""
 from __future__ import annotations
 
-import json
-
+from .json_values import dumps
 from .safety import TOOL_OPERATIONS
 from .tool_spec import ToolSpec
 
@@ -143,7 +142,7 @@ def _shown(model, field, value) -> str:
 
 
 def _short(value) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list, tuple)) else str(value)
+    text = dumps(value) if isinstance(value, (dict, list, tuple)) else str(value)
     text = " ".join(text.split())
     if len(text) <= MAX_VALUE_CHARS:
         return text

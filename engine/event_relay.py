@@ -16,11 +16,12 @@ Wire format (https://html.spec.whatwg.org/multipage/server-sent-events.html):
 ``event: <name>\\ndata: <JSON>\\n\\n``; comments start with ``:``."""
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
+
+from .json_values import dumps
 
 _logger = logging.getLogger(__name__)
 
@@ -30,8 +31,9 @@ EVENTS = ("token", "message", "tool_call", "tool_result", "plan_update", "confir
 
 
 def sse(event: str, data) -> bytes:
-    """One server-sent event as bytes; ``data`` as one line of JSON."""
-    return f"event: {event}\ndata: {json.dumps(data, default=str, ensure_ascii=False)}\n\n".encode()
+    """One server-sent event as bytes; ``data`` as one line of JSON in the
+    addon's one JSON form (engine/json_values.py)."""
+    return f"event: {event}\ndata: {dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
 class EventRelay:

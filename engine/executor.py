@@ -10,10 +10,22 @@ the run's audit trail (``engine/audit.py``).
 Reads get a savepoint too, unlike §4.6's ``read_only ? direct``: the ORM
 passes parts of a domain to SQL as they are (a LIKE pattern ending in a
 backslash, text compared with an id or an amount), and a query the server
-refuses aborts the whole transaction, with the turn's earlier work in it."""
+refuses aborts the whole transaction, with the turn's earlier work in it.
+
+What reaches the server log (issue 10, point 7): a call that fails
+because Odoo's rules or ours refuse it (UserError, ValidationError,
+AccessError, MissingError, a ToolError, a safety rule, PostgreSQL
+refusing a value, the ORM refusing an argument the model sent) or
+because the model got the call wrong is one WARNING line without a
+traceback, ``Tool X refused: <message>``; the model reads the same
+message as its observation. Only a bug in a tool's code (any other
+exception, or a ValueError/TypeError/KeyError raised in that code rather
+than inside Odoo: engine/tool_failures.py) is logged as an ERROR with its
+traceback, and its audit row has level ``error``. Either way the run goes
+on. Odoo's own ``odoo.sql_db`` logger writes its "bad query" ERROR line
+for a query PostgreSQL refuses; that line is not ours."""
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -21,7 +33,7 @@ from dataclasses import dataclass
 import psycopg2
 
 from odoo import Command
-from odoo.exceptions import AccessError, MissingError, UserError, ValidationError
+from odoo.exceptions import UserError
 from odoo.tools.safe_eval import safe_eval
 
 from ..llm import ToolCall
@@ -30,9 +42,11 @@ from ..tools.untrusted import collecting, note_prose_values
 from .audit import AuditTrail
 from .confirmation import call_key
 from .confirmation_preview import describe_call
+from .json_values import dumps
 from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding, signature
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, TOOL_OPERATIONS, SafetyGuard
+from .tool_failures import is_refusal
 from .tool_spec import ToolSpec
 from .touched_models import touched_models
 
@@ -48,17 +62,12 @@ def _fitted(snapshots: list[dict], overflow: int) -> list[dict]:
     then ``{"records_not_kept": n}`` when some (or ``overflow`` more) did not."""
     kept, size = [], 0
     for entry in snapshots:
-        size += len(json.dumps(entry, default=str)) + 2
+        size += len(dumps(entry)) + 2
         if size > SNAPSHOT_CHARS:
             break
         kept.append(entry)
     dropped = len(snapshots) - len(kept) + overflow
     return kept + ([{"records_not_kept": dropped}] if dropped else [])
-
-
-# Errors a tool may raise that are the model's or the data's fault, not ours.
-EXPECTED_ERRORS = (ToolError, UserError, ValidationError, AccessError, MissingError, ValueError, TypeError,
-                   KeyError, psycopg2.Error, OperationRefused)
 
 
 @dataclass(frozen=True)
@@ -177,7 +186,7 @@ class Executor:
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
             # An error may quote records (a lookup listing the names that match).
             result = ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
-            if not isinstance(error, EXPECTED_ERRORS):  # a tool bug must not end the run; logged with its traceback
+            if not is_refusal(error, spec.function):  # a tool bug must not end the run; logged with its traceback
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
                 return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot, level="error")
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
@@ -196,8 +205,9 @@ class Executor:
         try:
             with self.env.cr.savepoint(flush=False):
                 return describe_call(self.env, spec, params, touched)
-        except Exception:  # the request is still shown, with its exact parameters
-            _logger.warning("Could not describe a call of %s for its confirmation", spec.name, exc_info=True)
+        except Exception as error:  # the request is still shown, with its exact parameters
+            _logger.warning("Could not describe a call of %s for its confirmation: %s", spec.name, error,
+                            exc_info=not is_refusal(error))
             return {"model": touched[0] if touched else "", "operation": "call"}
 
     def _declared_operations(self, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> tuple[dict, ...]:

@@ -1,8 +1,9 @@
 """Observer (spec 000 §4.7): turns a tool's ExecutionResult into the text
-the model reads next. Plain text, bounded, with hints on errors."""
+the model reads next. Plain text, bounded, with hints on errors; values in
+the addon's one JSON form (engine/json_values.py)."""
 from __future__ import annotations
 
-import json
+from .json_values import dumps
 
 MAX_CHARS = 4000     # longest observation handed back to the model
 MAX_RECORDS = 10     # records of a search shown in full
@@ -50,17 +51,17 @@ class Observer:
             shown = records[:MAX_RECORDS]
             if total > len(shown):
                 head += f", showing {len(shown)}"
-            lines = [head] + [json.dumps(r, default=str, ensure_ascii=False) for r in shown]
+            lines = [head] + [dumps(r) for r in shown]
             return "\n".join(lines)
         if isinstance(data, dict) and data.get("created") and data.get("id"):
             name = data.get("display_name") or data.get("name") or ""
             rest = {k: v for k, v in data.items() if k not in ("created",)}
-            return f"Created record: {name} (ID: {data['id']})\n" + json.dumps(rest, default=str, ensure_ascii=False)
+            return f"Created record: {name} (ID: {data['id']})\n" + dumps(rest)
         if data is None:
             return f"{tool_name}: done."
         if isinstance(data, str):
             return data
-        return json.dumps(data, default=str, ensure_ascii=False)
+        return dumps(data)
 
     @staticmethod
     def _truncate(text: str) -> str:

@@ -1,6 +1,4 @@
-import json
 import logging
-import reprlib
 from datetime import timedelta
 
 from odoo import api, fields, models, tools
@@ -8,6 +6,7 @@ from odoo.exceptions import AccessError, UserError
 from odoo.tools import SQL
 
 from ..engine import log_chain, rate_limits
+from ..engine.json_values import dumps
 from ..engine.text import clean_text
 
 _logger = logging.getLogger(__name__)
@@ -17,19 +16,12 @@ MAX_DATA_CHARS = 20000  # per JSON column: enough to audit, bounded for storage
 
 def _as_json(value):
     """``value`` as storable text for a JSON column: a string as it is, else
-    JSON (anything JSON cannot write, such as records, dates, non-text keys
-    or cycles, written as its ``repr`` so the row is never lost); None and
-    "" give an empty column. Cut to MAX_DATA_CHARS."""
+    the addon's JSON form of it (engine/json_values.py: records, dates,
+    files, non-text keys and cycles included, so the row is never lost);
+    None and "" give an empty column. Cut to MAX_DATA_CHARS."""
     if value is None or (isinstance(value, str) and not value):
         return False
-    if isinstance(value, str):
-        text = value
-    else:
-        try:
-            text = json.dumps(value, default=str)
-        except (TypeError, ValueError, RecursionError):
-            text = json.dumps({"not_json": reprlib.repr(value)})
-    text = clean_text(text)
+    text = clean_text(value if isinstance(value, str) else dumps(value))
     if len(text) <= MAX_DATA_CHARS:
         return text
     return text[:MAX_DATA_CHARS] + f"… [{len(text) - MAX_DATA_CHARS} characters cut]"

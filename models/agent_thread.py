@@ -1,4 +1,3 @@
-import json
 import logging
 
 from odoo import api, fields, models
@@ -7,6 +6,7 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 from ..engine import durability
 from ..engine.agent_result import AgentResult
 from ..engine.confirmation import ConfirmationRequest
+from ..engine.json_values import dumps
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
 from ..engine.transcript import Transcript
@@ -123,7 +123,7 @@ class AgenticAiThread(models.Model):
         """Append a transcript row. Rows are written by the engine only:
         users read them, they never create or edit them."""
         self.ensure_one()
-        for key in ("tool_name", "tool_arguments"):
+        for key in ("tool_name", "tool_arguments", "tool_result_data"):
             if values.get(key):
                 values[key] = clean_text(values[key])
         message = self.env["agentic.ai.thread.message"].sudo().create({
@@ -151,7 +151,7 @@ class AgenticAiThread(models.Model):
             tool_provider_data=tool_call.provider_data or False,
             tool_name=tool_call.name,
             # What the model sent when it was not valid (for the audit), cut to a readable size.
-            tool_arguments=(json.dumps(tool_call.arguments) if not tool_call.parse_error
+            tool_arguments=(dumps(tool_call.arguments) if not tool_call.parse_error
                             else (tool_call.raw_arguments or "")[:10000]),
             tool_status="requested",
         )
@@ -171,7 +171,7 @@ class AgenticAiThread(models.Model):
         call.sudo().write({"tool_status": status})
         return self._add_message(
             "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
-            tool_result_data=json.dumps(data, default=str)[:100000] if data is not None else False,
+            tool_result_data=dumps(data)[:100000] if data is not None else False,
             untrusted_content=bool(untrusted),
         )
 
@@ -226,7 +226,7 @@ class AgenticAiThread(models.Model):
         self.ensure_one()
         self._set_runtime_state(state="waiting_confirmation", pending_confirmation=request.to_json())
         message = self._add_message("confirmation_request", request.summary(), tool_call_id=request.tool_call_id,
-                                    tool_name=request.tool, tool_arguments=json.dumps(request.arguments))
+                                    tool_name=request.tool, tool_arguments=dumps(request.arguments))
         self.env["agentic.ai.execution.log"].log(
             "confirmation_request", thread=self, tool_name=request.tool, tool_call_id=request.tool_call_id,
             model_name=request.model or False, record_ids=[r.get("id") for r in request.records] or None,

@@ -7,6 +7,8 @@ from . import test_confirmation
 from . import test_method_calls
 from . import test_safety_probes
 from . import test_tool_execution
+from . import test_json_values
+from . import test_tool_failures
 from . import test_tool_definitions
 from . import test_tool_arguments
 from . import test_tools_sales

@@ -406,8 +406,8 @@ class TestToolExecution(ToolCase):
         self.assertIn("6000 more characters cut", long)
 
     def test_results_json_cannot_write_are_still_audited(self):
-        """A Python tool returns a cycle and tuple keys: the call fails or
-        succeeds as the executor decides, and its audit row is written."""
+        """A Python tool returns a cycle and tuple keys: the call succeeds and
+        its audit row holds them in the addon's JSON form (engine/json_values.py)."""
         tool = self.Tool.create({"name": "odd_result", "description": "x", "tool_type": "python_code",
                                  "risk_level": "low", "python_code": "a = []\na.append(a)\nresult = {(1, 2): a}"})
         self.agent.tool_ids = [(4, tool.id)]
@@ -415,7 +415,7 @@ class TestToolExecution(ToolCase):
         self.assertTrue(result.success, result.error)
         log = self.env["agentic.ai.execution.log"].search([("tool_name", "=", "odd_result")])
         self.assertEqual(len(log), 1)
-        self.assertIn("not_json", log.output_data)
+        self.assertEqual(json.loads(log.output_data), {"[1, 2]": [{"circular": True}]})
         zero = self.Tool.create({"name": "zero_result", "description": "x", "tool_type": "python_code",
                                  "risk_level": "low", "python_code": "result = 0"})
         self.agent.tool_ids = [(4, zero.id)]

@@ -1,8 +1,7 @@
 """Manufacturing tools (spec 000 §5.2, Manufacturing). Odoo app: ``mrp``."""
 from __future__ import annotations
 
-from odoo import fields
-
+from ..engine.json_values import to_json_value
 from .lookup import find_record
 from .parsing import clamp_limit, parse_period, period_domain, period_schema, positive_number
 from .registry import ToolError, agent_tool, record_ref
@@ -20,7 +19,7 @@ def _production_summary(production) -> dict:
     return {"id": production.id, "name": production.name, "state": production.state,
             "product": production.product_id.display_name, "quantity": production.product_qty,
             "uom": production.product_uom_id.name, "bom": production.bom_id.display_name,
-            "date_start": fields.Datetime.to_string(production.date_start),
+            "date_start": to_json_value(production.date_start or None),
             "components_availability": production.components_availability or "",
             "components_availability_state": production.components_availability_state or ""}
 

@@ -9,6 +9,7 @@ from odoo.exceptions import AccessError
 from odoo.fields import Domain
 from odoo.service.model import get_public_method
 
+from ..engine.json_values import json_rows, to_json_value
 from .lookup import get_model
 from .parsing import DEFAULT_LIMIT, clamp_limit
 from .registry import ToolError, agent_tool
@@ -200,9 +201,18 @@ def _is_computed_readonly(field) -> bool:
     return bool(field.compute and field.readonly and not field.inverse)
 
 
+def read_rows(records, field_names) -> list[dict]:
+    """``records.read(field_names)`` with each value in the addon's JSON
+    form by its field's type (engine/json_values.py): dates ISO-8601,
+    datetimes UTC with their offset, many2one ``[id, name]``, empty values
+    null (a boolean's False stays false), HTML as text, files as
+    ``{"binary": true, "bytes": N}``. The one place the generic tools turn
+    records into data."""
+    return json_rows(records, records.read(field_names))
+
+
 def _snapshot(records, fields=None) -> list[dict]:
-    fields = fields or [f for f in SUMMARY_FIELDS if f in records._fields]
-    return records.read(fields)
+    return read_rows(records, fields or [f for f in SUMMARY_FIELDS if f in records._fields])
 
 
 @agent_tool(
@@ -240,7 +250,8 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
     limit = clamp_limit(limit)
     try:
         total = records_model.search_count(dom)
-        rows = records_model.search_read(dom, field_names, offset=int(offset or 0), limit=limit, order=order or None)
+        rows = read_rows(records_model.search(dom, offset=int(offset or 0), limit=limit, order=order or None),
+                         field_names)
     except ValueError as exc:  # bad order clause, bad operator...
         raise ToolError(f"invalid search on {model}: {exc}") from None
     note_free_text_fields(records_model, rows)
@@ -291,7 +302,7 @@ def odoo_write(env, model, record_ids, values):
     records_model = get_model(env, model)
     records = _records(records_model, record_ids)
     values = _values(records_model, values)
-    before = records.read(list(values))
+    before = read_rows(records, list(values))
     records.write(values)
     return {"model": model, "ids": records.ids, "updated": len(records), "before": before}
 
@@ -341,9 +352,11 @@ def odoo_unlink(env, model, record_ids):
 )
 def odoo_method_call(env, model, record_ids, method):
     """Call a whitelisted business method (``ALLOWED_METHODS``) on records;
-    returns ``{model, ids, method, result, states}``. A method that answers
-    with a wizard (e.g. a backorder on ``button_validate``) is reported as
-    ``needs_user_action`` instead of being forced."""
+    returns ``{model, ids, method, result, states}`` (``result``: what the
+    method returned, in the addon's JSON form: a recordset as ``{model,
+    ids}``). A method that answers with a wizard (e.g. a backorder on
+    ``button_validate``) is reported as ``needs_user_action``, with the
+    dialog's name and model, instead of being forced."""
     refusal = method_refusal(env, model, method)
     if refusal:
         raise ToolError(refusal)
@@ -353,7 +366,8 @@ def odoo_method_call(env, model, record_ids, method):
     out = {"model": model, "ids": records.ids, "method": called}
     if note:
         out["note"] = note
-    out.update(user_action_needed(result))
+    dialog = user_action_needed(result)
+    out.update(dialog or {"result": to_json_value(result)})
     if "state" in records._fields:
         out["states"] = {r.id: r.state for r in records}
     return out

@@ -3,7 +3,7 @@ currency, sales and purchase order summaries, and Odoo's dialogs. JSON-safe
 data only; the observer turns it into text for the model."""
 from __future__ import annotations
 
-from odoo import fields
+from ..engine.json_values import to_json_value
 
 
 def money(amount: float, currency) -> dict:
@@ -26,8 +26,9 @@ def order_summary(order, partner_label: str) -> dict:
 
 
 def sale_order_summary(order) -> dict:
-    """``order_summary`` of a ``sale.order`` with its ``customer`` and ``date_order``."""
-    return {**order_summary(order, "customer"), "date_order": fields.Datetime.to_string(order.date_order)}
+    """``order_summary`` of a ``sale.order`` with its ``customer`` and
+    ``date_order`` (ISO-8601 in UTC with its offset)."""
+    return {**order_summary(order, "customer"), "date_order": to_json_value(order.date_order)}
 
 
 def purchase_order_summary(order) -> dict:
@@ -47,13 +48,13 @@ def invoice_summary(move) -> dict:
     currency = move.currency_id
     return {
         "id": move.id,
-        "name": move.name if move.name != "/" else False,
+        "name": move.name if move.name != "/" else None,
         "move_type": move.move_type,
         "state": move.state,
         "payment_state": move.payment_state,
         "partner": {"id": move.partner_id.id, "name": move.partner_id.display_name},
-        "invoice_date": fields.Date.to_string(move.invoice_date),
-        "invoice_date_due": fields.Date.to_string(move.invoice_date_due),
+        "invoice_date": to_json_value(move.invoice_date or None),
+        "invoice_date_due": to_json_value(move.invoice_date_due or None),
         "amount_untaxed": money(move.amount_untaxed, currency),
         "amount_tax": money(move.amount_tax, currency),
         "amount_total": money(move.amount_total, currency),

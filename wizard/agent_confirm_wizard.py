@@ -1,7 +1,7 @@
-import json
-
 from odoo import api, fields, models
 from odoo.exceptions import UserError
+
+from ..engine.json_values import dumps
 
 
 class AgenticAiConfirmWizard(models.TransientModel):
@@ -51,7 +51,7 @@ class AgenticAiConfirmWizard(models.TransientModel):
                 "risk_level": request["risk_level"],
                 "confirmation_reason": request["reason"],
                 "summary": request["summary"],
-                "parameters": json.dumps(request["arguments"], indent=2, ensure_ascii=False, default=str),
+                "parameters": dumps(request["arguments"], indent=2),
             })
 
     def _check_same_request(self):
