@@ -172,7 +172,8 @@ class TestAsyncQueueProcessor(AgenticCase):
         self.assertEqual((fresh.state, fresh.queue_attempts, fresh.pending_message), ("queued", 1, "job 2"))
         self.assertEqual((started.state, started.pending_message), ("interrupted", False),
                          "a run that had started is never run again")
-        self.assertIn("stopped before it finished", started.message_ids[-1].content)
+        self.assertIn("ended without finishing", started.last_error, "repaired as any dead run (durability.py)")
+        self.assertEqual(started.message_ids.mapped("role"), ["user"], "nothing invented in its transcript")
 
     # --------------------------------------------------------------- BR-28
     def test_br28_failing_job_is_rolled_back_alone_and_retired_after_three_attempts(self):
