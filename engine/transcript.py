@@ -68,6 +68,10 @@ class Transcript:
         self.untrusted: list[str] = list(dict.fromkeys(
             f"an earlier result of {row.tool_name}" for row in rows
             if row.role == "tool_result" and row.untrusted_content))
+        # A conversation an outside system started (models/agent_webhook.py): its messages are its data.
+        webhook = thread.sudo().webhook_id if "webhook_id" in thread._fields else None
+        if webhook:
+            self.untrusted.insert(0, f"messages sent by the outside system {webhook.name}")
         # The calls the user rejected since their last message: ``[(tool, arguments)]``.
         self.rejected_calls: list[tuple[str, dict]] = []
         for row in rows:
