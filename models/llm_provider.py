@@ -52,7 +52,9 @@ class AgenticAiLlmProvider(models.Model):
     max_tokens = fields.Integer(default=4096, help="Maximum output tokens per call.")
     temperature = fields.Float(default=0.1)
     supports_tool_calling = fields.Boolean(default=True, help="The model supports native tool (function) calling.")
-    supports_streaming = fields.Boolean(default=True)
+    supports_streaming = fields.Boolean(
+        default=True, help="Stream answers token by token to the chat's stream route; off for a server that "
+                           "answers streamed requests badly (the answer then comes whole).")
     cost_per_input_token = fields.Float(digits=(16, 10), help="USD per input token.")
     cost_per_output_token = fields.Float(digits=(16, 10), help="USD per output token.")
     rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)",
