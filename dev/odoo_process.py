@@ -101,12 +101,24 @@ class OdooServer:
         self.stop()
         raise RuntimeError(f"odoo-bin server did not answer within {timeout} s")
 
+    def login(self, login: str = "admin", password: str = "admin", timeout: float = 300) -> httpx.Client:
+        """A new httpx client logged in on the server as ``login``; the caller closes it."""
+        client = httpx.Client(base_url=self.base_url, timeout=timeout)
+        try:
+            rpc(client, "/web/session/authenticate", {"db": self.db, "login": login, "password": password})
+        except Exception:
+            client.close()
+            raise
+        return client
+
     @contextmanager
     def client(self, login: str = "admin", password: str = "admin", timeout: float = 300) -> Iterator[httpx.Client]:
-        """An httpx client logged in on the server as ``login`` (a context manager)."""
-        with httpx.Client(base_url=self.base_url, timeout=timeout) as client:
-            rpc(client, "/web/session/authenticate", {"db": self.db, "login": login, "password": password})
+        """``login()`` as a context manager that closes the client."""
+        client = self.login(login, password, timeout)
+        try:
             yield client
+        finally:
+            client.close()
 
     def kill(self) -> None:
         """SIGKILL the server's whole process group (no clean-up of any kind
