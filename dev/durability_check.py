@@ -126,8 +126,8 @@ class Check:
         thread_id, partner_id, partner_name = prep["thread_id"], prep["partner_id"], prep["partner_name"]
         script(self.scenario, partner_id)
         client = self.start_server()
-        step(f"server up ({' '.join(SERVER_OPTIONS)}); thread {thread_id}, partner {partner_id} locked by this process")
         query(self.locker, "SELECT id FROM res_partner WHERE id = %s FOR UPDATE", [partner_id])
+        step(f"server up ({' '.join(SERVER_OPTIONS)}); thread {thread_id}, partner {partner_id} locked by this process")
         sender = threading.Thread(target=self.send_blocked, args=(client, thread_id), daemon=True)
         sender.start()
         lock_pid = self.locker.get_backend_pid()
@@ -136,7 +136,10 @@ class Check:
                                          [self.db, lock_pid]), "the worker to block in odoo_write")
         step(f"worker's session {blocked[0][0]} waits for the partner's row lock; SIGKILL to the server")
         self.server.kill()
-        self.locker.rollback()  # the lock goes; the dead worker's session ends at its next exchange
+        # A session blocked in a statement outlives its worker: PostgreSQL sees the client gone only when it
+        # next talks to it, and until then the session holds the run's lock (the thread looks alive). Once
+        # the row lock goes, its UPDATE ends, the write to the dead client fails and the session rolls back.
+        self.locker.rollback()
         own = [self.probe.get_backend_pid(), lock_pid]
         wait_for(lambda: not query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s "
                                    "AND pid <> ALL(%s)", [self.db, own]), "the dead server's sessions to end")
