@@ -19,19 +19,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402 - after the path is set
+from dev.odoo_process import OdooServer, odoo_shell, rpc  # noqa: E402 - after the path is set
+from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
 
 HISTORY_SIZES = [int(n) for n in os.environ.get("BENCH_HISTORY", "0,50,200,500").split(",")]
 STEPS = int(os.environ.get("BENCH_STEPS", "10"))
@@ -41,20 +38,6 @@ DOMAIN = [["is_company", "=", True]]
 LIMIT = 10
 # The fields odoo_search_read returns when the model asks for none (tools/orm_tool.SUMMARY_FIELDS on res.partner).
 FIELDS = ["display_name", "name", "email", "phone", "company_id"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def odoo_command(*args: str) -> list[str]:
-    env = os.environ
-    return [f"{env['VENV']}/bin/python", f"{env['ODOO']}/odoo-bin", *args,
-            f"--addons-path={env['ODOO']}/addons,{env['ADDONS']}", f"--db_host={env['PGHOST']}",
-            f"--db_port={env['PGPORT']}", f"--db_user={env['PGUSER']}", f"--data-dir={env['DATA_DIR']}",
-            "--log-level=warn"]
 
 
 def reply(request: dict) -> dict:
@@ -73,23 +56,9 @@ def reply(request: dict) -> dict:
 def prepare(llm_url: str) -> dict:
     """Point the default agent at the scripted server and make the threads:
     ``{"M,K": [thread ids]}``, each with M prior messages."""
-    script = (ROOT / "bench" / "step_overhead_prep.py").read_text()
-    env = {**os.environ, "BENCH_LLM_URL": llm_url, "BENCH_HISTORY": ",".join(map(str, HISTORY_SIZES)),
-           "BENCH_STEPS": str(STEPS), "BENCH_REPEATS": str(REPEATS)}
-    out = subprocess.run(odoo_command("shell", "-d", DB, "--no-http"), input=script, text=True, env=env,
-                         capture_output=True, check=False)
-    line = next((text for text in out.stdout.splitlines() if text.startswith("THREADS ")), None)
-    if out.returncode or not line:
-        sys.exit(f"preparation failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
-    return json.loads(line.removeprefix("THREADS "))
-
-
-def rpc(client: httpx.Client, path: str, params: dict) -> dict:
-    response = client.post(path, json={"jsonrpc": "2.0", "method": "call", "id": 1, "params": params})
-    body = response.json()
-    if "error" in body:
-        sys.exit(f"{path}: {json.dumps(body['error'])[:2000]}")
-    return body["result"]
+    return json.loads(odoo_shell(DB, (ROOT / "bench" / "step_overhead_prep.py").read_text(), "THREADS", {
+        "BENCH_LLM_URL": llm_url, "BENCH_HISTORY": ",".join(map(str, HISTORY_SIZES)),
+        "BENCH_STEPS": str(STEPS), "BENCH_REPEATS": str(REPEATS)}))
 
 
 def main() -> None:
@@ -97,22 +66,8 @@ def main() -> None:
     scenario.add(reply, uses=None)
     llm = ScriptedLLMServer(scenario).start()
     threads = prepare(llm.base_url)
-    port = free_port()
-    server = subprocess.Popen(odoo_command("server", "-d", DB, f"--http-port={port}", "--http-interface=127.0.0.1",
-                                           "--workers=0", "--max-cron-threads=0"),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        base = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=base, timeout=300) as client:
-            for _ in range(300):
-                try:
-                    if client.get("/web/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.2)
-            rpc(client, "/web/session/authenticate", {"db": DB, "login": "admin", "password": "admin"})
-
+        with OdooServer(DB) as server, server.client() as client:
             def call_kw():
                 started = time.perf_counter()
                 rpc(client, "/web/dataset/call_kw/res.partner/search_read", {
@@ -151,8 +106,6 @@ def main() -> None:
                 print(f"{size:>15} {step:>12.2f} {inside:>13.2f} {step / baseline:>6.2f}x   "
                       f"{t0:>10.1f} ms {tk:>10.1f} ms")
     finally:
-        server.terminate()
-        server.wait(30)
         llm.stop()
 
 

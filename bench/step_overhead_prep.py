@@ -2,8 +2,9 @@
 at the scripted LLM (``BENCH_LLM_URL``) and creates, for each history size
 M and step count K (0 and ``BENCH_STEPS``), ``BENCH_REPEATS`` threads of the
 administrator that already hold M messages (a user question, a tool call,
-its result and an answer, repeated). Prints ``THREADS {"M,K": [ids]}`` and
-commits."""
+its result and an answer, repeated). The request rate limits are raised so
+far that the benchmark never meets them (their check still runs before each
+LLM call, as in production). Prints ``THREADS {"M,K": [ids]}`` and commits."""
 import json
 import os
 
@@ -21,6 +22,8 @@ agent.write({"llm_provider_id": provider.id, "fallback_provider_id": False, "req
              "max_iterations": steps + 5, "max_tokens_per_run": 0, "max_cost_per_run": 0})
 if agent.state != "active":
     agent.action_activate()
+for key in ("agentic_ai.max_requests_per_minute", "agentic_ai.max_requests_per_hour"):
+    env["ir.config_parameter"].sudo().set_param(key, "1000000")
 
 observation = "odoo_search_read: 10 record(s) found in res.partner\n" + "\n".join(
     json.dumps({"id": i, "display_name": f"Partner {i}", "email": f"p{i}@example.com"}) for i in range(10))

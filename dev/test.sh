@@ -4,9 +4,11 @@
 # apps + demo data), then one plain summary line `N passed, N failed`.
 # Exits non-zero on any lint finding, failure, error, skipped test, install
 # error, or when no test ran. Unless the run is targeted
-# (AGENTIC_AI_TEST_TAGS) or AGENTIC_AI_SKIP_SUBSETS=1, it then runs
-# dev/app_subsets.sh; the summary counts the lint and each app subset as one
-# test each (a targeted run skips both).
+# (AGENTIC_AI_TEST_TAGS), it then runs dev/durability_check.sh (a real
+# worker killed mid-tool; AGENTIC_AI_SKIP_DURABILITY=1 skips it) and, unless
+# AGENTIC_AI_SKIP_SUBSETS=1, dev/app_subsets.sh; the summary counts the lint,
+# the durability check and each app subset as one test each (a targeted run
+# skips them all).
 # Whatever stops the run early (set-up, database), the last line says so.
 trap '[ -n "${SUMMARY_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
 source "$(dirname "$0")/env.sh"
@@ -36,10 +38,18 @@ if [ -n "${AGENTIC_AI_TEST_TAGS:-}" ]; then
     exec "$VENV/bin/python" "$ROOT/dev/test_summary.py" "$LOG" "$rc"
 fi
 set +e
-SUITE=${LOG%.log}-suite.out SUBSETS=${LOG%.log}-subsets.out
+SUITE=${LOG%.log}-suite.out SUBSETS=${LOG%.log}-subsets.out DURABILITY=${LOG%.log}-durability.out
 "$VENV/bin/python" "$ROOT/dev/test_summary.py" "$LOG" "$rc" >"$SUITE"
 suite_rc=$?
 sed '$s/^/[test] suite: /' "$SUITE"
+# A run that survives its worker, checked with a real server process killed
+# mid-tool (dev/durability_check.sh, on a copy of the suite's database).
+if [ "${AGENTIC_AI_SKIP_DURABILITY:-}" = 1 ]; then
+    echo "0 passed, 0 failed" >"$DURABILITY"
+else
+    AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/durability_check.sh" | tee "$DURABILITY" \
+        | sed -u 's/^[0-9]* passed, [0-9]* failed$/[durability] &/'
+fi
 # A whole run also checks the module next to subsets of the apps
 # (dev/app_subsets.sh); the last line counts lint, tests and subsets together.
 if [ "${AGENTIC_AI_SKIP_SUBSETS:-}" = 1 ]; then
@@ -51,5 +61,7 @@ counts() { sed -n '$s/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$1" | gre
 read -r lint_passed lint_failed <<<"$(counts "$LINT")"
 read -r suite_passed suite_failed <<<"$(counts "$SUITE")"
 read -r subsets_passed subsets_failed <<<"$(counts "$SUBSETS")"
-echo "$((lint_passed + suite_passed + subsets_passed)) passed, $((lint_failed + suite_failed + subsets_failed)) failed"
-[ "$suite_rc" = 0 ] && [ "$((lint_failed + subsets_failed))" = 0 ]
+read -r durability_passed durability_failed <<<"$(counts "$DURABILITY")"
+echo "$((lint_passed + suite_passed + durability_passed + subsets_passed)) passed," \
+    "$((lint_failed + suite_failed + durability_failed + subsets_failed)) failed"
+[ "$suite_rc" = 0 ] && [ "$((lint_failed + durability_failed + subsets_failed))" = 0 ]

@@ -1,0 +1,221 @@
+"""A real worker death in the middle of a tool call (issue 10 point 1,
+case BR-25a), on a real Odoo server process, a real PostgreSQL and the
+scripted LLM server in this process.
+
+1. The scripted model answers "rename the partner" with ``odoo_write`` on
+   a partner that this process holds locked (``SELECT ... FOR UPDATE`` in
+   an open transaction), so the worker running the tool blocks in the
+   UPDATE, as a slow or stuck tool would.
+2. Once PostgreSQL shows the worker waiting for that lock, the server is
+   killed with SIGKILL (its whole process group: no clean-up runs), and
+   the lock released.
+3. In the database: the thread is still ``executing``, the user's message,
+   the model's call and its ``llm_call`` log row were committed, there is
+   no result, and the partner is unchanged (the step in flight is lost).
+4. A new server: ``/agentic_ai/thread/messages`` shows the thread
+   ``interrupted`` with exactly one ``[OUTCOME UNKNOWN]`` result; "Did it
+   work?" reaches the model with exactly one result per call id, and
+   ``odoo_write`` never ran (no ``tool_execution`` log row, the partner
+   unchanged).
+
+Usage: ``python dev/durability_check.py DB`` with dev/env.sh's environment
+(``bash dev/durability_check.sh`` makes the database, a copy of the test
+database, and drops it). Prints its steps, then ``1 passed, 0 failed``, or
+the reason and ``0 passed, 1 failed``; exits 0 or 1. The servers' log is
+``.logs/durability-<time>-<n>.log``."""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import psycopg2
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dev.odoo_process import OdooServer, RPCError, odoo_shell, rpc  # noqa: E402 - after the path is set
+from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
+from dev.scripted_llm.scenario import last_user_contains  # noqa: E402
+
+SERVER_OPTIONS = ("--workers=2",)  # prefork, as in production: the request runs in a worker process
+WAIT_SECONDS = 30                  # longest wait for the worker to block, and for its session to end
+NEW_NAME = "Renamed by the agent"
+UNKNOWN = "[OUTCOME UNKNOWN]"
+
+
+class CheckFailed(Exception):
+    """What the check found wrong."""
+
+
+def expect(condition, reason: str) -> None:
+    if not condition:
+        raise CheckFailed(reason)
+
+
+def step(text: str) -> None:
+    print(f"[durability] {text}", flush=True)
+
+
+def wait_for(probe, what: str):
+    """Poll ``probe()`` until it returns a true value (returned), for at most WAIT_SECONDS."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise CheckFailed(f"timed out after {WAIT_SECONDS} s waiting for {what}")
+
+
+def query(conn, sql: str, params=()) -> list[tuple]:
+    with conn.cursor() as cur:
+        cur.execute(sql, params)
+        return cur.fetchall()
+
+
+def script(scenario: Scenario, partner_id: int) -> None:
+    """The model's two answers: rename ``partner_id`` with odoo_write; then a text."""
+    scenario.add({"tool_calls": [{"id": "call_rename_1", "name": "odoo_write", "arguments": {
+        "model": "res.partner", "record_ids": [partner_id], "values": {"name": NEW_NAME}}}]},
+        last_user_contains("rename the partner"))
+    scenario.add({"content": "I will check the partner before doing anything again."},
+                 last_user_contains("did it work"))
+
+
+class Check:
+    """The check's state: database, scripted server, Odoo server, and the
+    psycopg2 connections of this process (``probe`` autocommits; ``locker``
+    holds the partner's row lock)."""
+
+    def __init__(self, db: str):
+        self.db = db
+        self.scenario = Scenario()
+        self.llm = ScriptedLLMServer(self.scenario)
+        self.server: OdooServer | None = None
+        self.probe = psycopg2.connect(dbname=db)
+        self.probe.autocommit = True
+        self.locker = psycopg2.connect(dbname=db)
+        self.log_stem = str(ROOT / ".logs" / f"durability-{time.strftime('%Y%m%d-%H%M%S')}")
+        self.clients: list[httpx.Client] = []
+
+    def start_server(self) -> httpx.Client:
+        """A new server (the previous one is dead) and an administrator's client on it."""
+        (ROOT / ".logs").mkdir(exist_ok=True)
+        self.server = OdooServer(self.db, SERVER_OPTIONS, f"{self.log_stem}-{len(self.clients) + 1}.log").start()
+        self.clients.append(self.server.login(timeout=60))
+        return self.clients[-1]
+
+    def close(self) -> None:
+        for client in self.clients:
+            client.close()
+        if self.server:
+            self.server.stop()
+        self.llm.stop()
+        self.locker.close()
+        self.probe.close()
+
+    def run(self) -> None:
+        self.llm.start()
+        prep = json.loads(odoo_shell(self.db, (ROOT / "dev" / "durability_check_prep.py").read_text(), "PREP",
+                                     {"CHECK_LLM_URL": self.llm.base_url}))
+        thread_id, partner_id, partner_name = prep["thread_id"], prep["partner_id"], prep["partner_name"]
+        script(self.scenario, partner_id)
+        client = self.start_server()
+        query(self.locker, "SELECT id FROM res_partner WHERE id = %s FOR UPDATE", [partner_id])
+        step(f"server up ({' '.join(SERVER_OPTIONS)}); thread {thread_id}, partner {partner_id} locked by this process")
+        sender = threading.Thread(target=self.send_blocked, args=(client, thread_id), daemon=True)
+        sender.start()
+        lock_pid = self.locker.get_backend_pid()
+        blocked = wait_for(lambda: query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s AND "
+                                         "wait_event_type = 'Lock' AND %s = ANY(pg_blocking_pids(pid))",
+                                         [self.db, lock_pid]), "the worker to block in odoo_write")
+        step(f"worker's session {blocked[0][0]} waits for the partner's row lock; SIGKILL to the server")
+        self.server.kill()
+        # A session blocked in a statement outlives its worker: PostgreSQL sees the client gone only when it
+        # next talks to it, and until then the session holds the run's lock (the thread looks alive). Once
+        # the row lock goes, its UPDATE ends, the write to the dead client fails and the session rolls back.
+        self.locker.rollback()
+        own = [self.probe.get_backend_pid(), lock_pid]
+        wait_for(lambda: not query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s "
+                                   "AND pid <> ALL(%s)", [self.db, own]), "the dead server's sessions to end")
+        sender.join(5)
+        self.check_after_death(thread_id, partner_id, partner_name)
+        client = self.start_server()
+        step("server restarted")
+        self.check_after_restart(client, thread_id, partner_id, partner_name)
+
+    def send_blocked(self, client: httpx.Client, thread_id: int) -> None:
+        """The request the server dies in (its connection drops, or it times out)."""
+        try:
+            rpc(client, "/agentic_ai/chat/send", {"thread_id": thread_id, "message": "Please rename the partner."})
+        except (httpx.HTTPError, RPCError, ValueError):
+            return
+        step("chat/send answered although its server was killed")
+
+    def check_after_death(self, thread_id: int, partner_id: int, partner_name: str) -> None:
+        state = query(self.probe, "SELECT state FROM agentic_ai_thread WHERE id = %s", [thread_id])[0][0]
+        expect(state == "executing", f"after the death the thread is {state!r}, not 'executing'")
+        rows = query(self.probe, "SELECT role, tool_name, content FROM agentic_ai_thread_message WHERE thread_id = %s "
+                                 "ORDER BY id", [thread_id])
+        roles = [role for role, _tool, _content in rows]
+        expect(any(role == "user" and "rename the partner" in (content or "") for role, _t, content in rows),
+               f"the user's message was not committed: {roles}")
+        expect([tool for role, tool, _c in rows if role == "tool_call"] == ["odoo_write"],
+               f"the model's odoo_write call was not committed once: {rows}")
+        expect("tool_result" not in roles, f"a tool result exists for a call that never finished: {roles}")
+        logs = Counter(kind for (kind,) in query(
+            self.probe, "SELECT action_type FROM agentic_ai_execution_log WHERE thread_id = %s", [thread_id]))
+        expect(logs == Counter({"llm_call": 1}), f"log rows after the death: {dict(logs)}, expected one llm_call")
+        name = query(self.probe, "SELECT name FROM res_partner WHERE id = %s", [partner_id])[0][0]
+        expect(name == partner_name, f"the partner was renamed to {name!r} by a step that never committed")
+        step(f"after the death: thread executing; committed {roles}, one llm_call log row; partner unchanged")
+
+    def check_after_restart(self, client: httpx.Client, thread_id: int, partner_id: int, partner_name: str) -> None:
+        loaded = rpc(client, "/agentic_ai/thread/messages", {"thread_id": thread_id})
+        expect(loaded["thread"]["state"] == "interrupted",
+               f"thread/messages shows the thread {loaded['thread']['state']!r}, not 'interrupted'")
+        results = [m for m in loaded["messages"] if m["role"] == "tool_result"]
+        expect(len(results) == 1 and UNKNOWN in (results[0]["content"] or ""),
+               f"expected one {UNKNOWN} result, got {[(m['tool_status'], m['content'][:60]) for m in results]}")
+        step(f"thread/messages: interrupted, one result ({results[0]['tool_status']}): {results[0]['content'][:60]}...")
+        answer = rpc(client, "/agentic_ai/chat/send", {"thread_id": thread_id, "message": "Did it work?"})
+        expect(answer["result"]["state"] == "completed", f"'Did it work?' ended {answer['result']}")
+        sent = self.scenario.chat_requests()[-1]["messages"]
+        calls = [call["id"] for m in sent for call in m.get("tool_calls") or []]
+        answered = Counter(m.get("tool_call_id") for m in sent if m["role"] == "tool")
+        expect(len(calls) == 1 and answered == Counter(calls),
+               f"the model got calls {calls} and results for {dict(answered)}: not one result per call id")
+        unknown = sum((m.get("content") or "").count(UNKNOWN) for m in sent)
+        expect(unknown == 1, f"the model read {unknown} {UNKNOWN} results")
+        runs = query(self.probe, "SELECT count(*) FROM agentic_ai_execution_log WHERE thread_id = %s "
+                                 "AND action_type = 'tool_execution'", [thread_id])[0][0]
+        expect(runs == 0, f"odoo_write was executed {runs} time(s) after the restart")
+        name = query(self.probe, "SELECT name FROM res_partner WHERE id = %s", [partner_id])[0][0]
+        expect(name == partner_name, f"the partner was renamed to {name!r}")
+        step("'Did it work?': one result per call id reached the model, odoo_write not run again, partner unchanged")
+
+
+def main() -> int:
+    started, check, failure = time.monotonic(), None, None
+    try:
+        check = Check(sys.argv[1])
+        check.run()
+    except CheckFailed as found:
+        failure = str(found)
+    except Exception as error:  # noqa: BLE001 - any error of the set-up fails the check, saying why
+        failure = f"{type(error).__name__}: {error}"
+    finally:
+        if check:
+            check.close()
+    step(f"{'FAILED: ' + failure if failure else 'passed'} ({time.monotonic() - started:.1f} s)")
+    print("0 passed, 1 failed" if failure else "1 passed, 0 failed", flush=True)
+    return 1 if failure else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+"""Fed to ``odoo shell`` by dev/durability_check.py: points the default
+agent at the scripted LLM (``CHECK_LLM_URL``) without confirmations,
+creates the partner the scripted model will rename and a thread of the
+administrator, commits, and prints ``PREP {"thread_id", "partner_id",
+"partner_name"}``."""
+import json
+import os
+
+env = env  # provided by odoo-bin shell
+admin = env.ref("base.user_admin")
+provider = env["agentic.ai.llm.provider"].create({
+    "name": "Durability check scripted", "provider_type": "custom", "api_base_url": os.environ["CHECK_LLM_URL"],
+    "default_model": "durability-model", "timeout_seconds": 30})
+agent = env.ref("agentic_ai.agent_general_assistant")
+agent.write({"llm_provider_id": provider.id, "fallback_provider_id": False, "require_confirmation": "never"})
+if agent.state != "active":
+    agent.action_activate()
+partner = env["res.partner"].create({"name": "Durability Check Partner"})
+thread = agent.with_user(admin).start_thread(name="durability check")
+env.cr.commit()
+print("PREP " + json.dumps({"thread_id": thread.id, "partner_id": partner.id, "partner_name": partner.name}))
