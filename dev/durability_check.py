@@ -136,13 +136,14 @@ class Check:
                                          [self.db, lock_pid]), "the worker to block in odoo_write")
         step(f"worker's session {blocked[0][0]} waits for the partner's row lock; SIGKILL to the server")
         self.server.kill()
-        # A session blocked in a statement outlives its worker: PostgreSQL sees the client gone only when it
-        # next talks to it, and until then the session holds the run's lock (the thread looks alive). Once
-        # the row lock goes, its UPDATE ends, the write to the dead client fails and the session rolls back.
-        self.locker.rollback()
+        # A session blocked in a statement would outlive its worker (PostgreSQL sees the client gone only
+        # when it next talks to it), holding the run's lock: the run asks PostgreSQL to check its client every
+        # 5 s (engine/durability.py), so the dead worker's sessions end while this process still holds the row.
         own = [self.probe.get_backend_pid(), lock_pid]
         wait_for(lambda: not query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s "
-                                   "AND pid <> ALL(%s)", [self.db, own]), "the dead server's sessions to end")
+                                   "AND pid <> ALL(%s)", [self.db, own]),
+                 "the dead server's sessions to end while the row lock is still held")
+        self.locker.rollback()
         sender.join(5)
         self.check_after_death(thread_id, partner_id, partner_name)
         client = self.start_server()

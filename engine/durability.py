@@ -38,16 +38,27 @@ def can_commit(cr) -> bool:
     return isinstance(cr, TestCursor) or not odoo_module.current_test
 
 
+# While a run holds its lock, PostgreSQL (14 and later) checks every few seconds that the run's client is
+# still connected, even while a statement waits: a worker killed while its session waited on a lock (or ran a long
+# query) would otherwise leave that session, and the run's lock with it, alive until the statement ended.
+_CONNECTION_CHECK = ("SELECT set_config('client_connection_check_interval', %s, false) "
+                     "WHERE current_setting('server_version_num')::int >= 140000")
+
+
 def try_run_lock(cr, thread_id: int) -> bool:
     """Take the session lock of a run on ``thread_id``; False when another
     session (a live run) holds it. Release with ``release_run_lock``."""
     cr.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, thread_id])
-    return cr.fetchone()[0]
+    taken = cr.fetchone()[0]
+    if taken:
+        cr.execute(_CONNECTION_CHECK, ["5s"])
+    return taken
 
 
 def release_run_lock(cr, thread_id: int) -> None:
     """Release the lock ``try_run_lock`` took (once per successful take)."""
     cr.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, thread_id])
+    cr.execute(_CONNECTION_CHECK, ["0"])
 
 
 def run_is_alive(cr, thread_id: int) -> bool:

@@ -165,6 +165,8 @@ def seal_committed(registry, company_ids) -> None:
     transaction that sees every committed row (READ COMMITTED, so the head
     is read after the lock is granted). A failure is logged, never raised:
     the rows stay unsealed until the company's next seal."""
+    if not company_ids:  # withdrawn by a run that seals at its last commit (``_defer_seal``)
+        return
     try:
         with registry.cursor() as cr:
             if isinstance(cr, Cursor):  # a test cursor shares the test's transaction instead

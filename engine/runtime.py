@@ -69,6 +69,7 @@ class AgentRuntime(ConfirmationSteps):
         self.transcript: Transcript | None = None
         self.iterations = 0
         self.tool_call_count = 0
+        self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
 
     # ------------------------------------------------------------ entry points
     def run_turn(self, user_message: str) -> AgentResult:
@@ -229,7 +230,7 @@ class AgentRuntime(ConfirmationSteps):
             raise LockError(self.env._("This conversation is already being processed."))
         try:
             if durability.repair_dead_run(self.thread):
-                self._checkpoint()
+                self._checkpoint(final=True)
             self.thread.invalidate_recordset()
             yield
         finally:
@@ -251,14 +252,22 @@ class AgentRuntime(ConfirmationSteps):
             self.env.cr.rollback()
             self.env.invalidate_all()
             reply = durability.close_failed_run(self.thread, f"{type(exc).__name__}: {exc}")
-            self._checkpoint()
+            self._checkpoint(final=True)
             return AgentResult(thread_id=self.thread.id, state="error", reply=reply, error=str(exc)[:2000],
                                iterations=self.iterations, tool_calls=self.tool_call_count)
 
-    def _checkpoint(self) -> None:
-        """Commit what the run did so far, log rows included, when durable."""
+    def _checkpoint(self, final: bool = False) -> None:
+        """Commit what the run did so far, log rows included, when durable.
+        The run's log rows are chained (engine/log_chain.py) after its
+        ``final`` commit only: one seal per turn, not one per step; rows a
+        dead run left unsealed are chained by the company's next seal."""
         if self.durable:
             self.audit.flush()
+            logs = self.env["agentic.ai.execution.log"]
+            self._unsealed |= logs._defer_seal()
+            if final and self._unsealed:
+                logs._seal_after_commit(self._unsealed)
+                self._unsealed = set()
             self.env.cr.commit()
 
     def _client_gone(self) -> bool:
@@ -320,7 +329,7 @@ class AgentRuntime(ConfirmationSteps):
     def _end_turn(self, state: str, reply: str, error: str | None = None,
                   confirmation: ConfirmationRequest | None = None) -> AgentResult:
         self.thread._set_runtime_state(state=state, last_error=error or False, stop_requested=False)
-        self._checkpoint()
+        self._checkpoint(final=True)
         summary = self.tracker.get_summary()
         return AgentResult(
             thread_id=self.thread.id, state=state, reply=reply, iterations=self.iterations,

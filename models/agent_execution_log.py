@@ -170,6 +170,16 @@ class AgenticAiExecutionLog(models.Model):
             postcommit.add(lambda: log_chain.seal_committed(registry, pending))
         pending.update(company_ids)
 
+    def _defer_seal(self):
+        """Withdraw the companies this transaction's commit would seal
+        (``_seal_after_commit``) and return them (a set of ids): a durable
+        run commits each step and seals once, at its last commit."""
+        pending = self.env.cr.postcommit.data.get("agentic_ai.log_chain")
+        companies = set(pending or ())
+        if pending:
+            pending.clear()
+        return companies
+
     @tools.ormcache()
     def _insert_statement(self):
         """``(fields, "INSERT INTO table (columns)")``: the stored fields a row
