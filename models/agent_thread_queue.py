@@ -113,10 +113,16 @@ class AgenticAiThread(models.Model):
         """Cron "Async Task Processor": run queued messages, oldest first,
         each claimed, run and committed on its own (see the module
         docstring), until none is ready, ``limit`` jobs were handled, or the
-        run's time is up (engine/queue.py ``run_deadline``); Odoo then runs
+        run's time is up (engine/queue.py ``run_deadline``), after repairing
+        the threads dead runs left ``executing``; Odoo then runs
         it again at once for the rest (``_commit_progress``). Never raises
         for a job. Returns the number of jobs handled."""
         threads = self.sudo()
+        try:  # threads dead runs left executing (engine/durability.py), whether queued or not
+            with threads.env.cr.savepoint():
+                threads._repair_dead_runs()
+        except Exception:  # never fail the cron for it: the routes repair a thread when it is loaded too
+            _logger.exception("The queue could not repair the conversations dead runs left")
         settings = threads._queue_settings()
         deadline = run_deadline(threads.env.context, settings.time_budget)
         cr, cron = threads.env.cr, threads.env["ir.cron"]

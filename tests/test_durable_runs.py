@@ -85,8 +85,9 @@ class TestDurableRuns(AgenticSetupMixin, HttpCase):
 
     def test_queue_cron_repairs_dead_runs(self):
         thread = self.dead_run()
-        self.env["agentic.ai.thread"]._repair_dead_runs()
+        self.env.ref("agentic_ai.ir_cron_process_pending_tasks").method_direct_trigger()
         self.assertEqual(thread.state, "interrupted")
+        self.assertEqual(thread.message_ids.filtered(lambda m: m.role == "tool_call").tool_status, "unknown")
 
     def test_a_live_run_is_not_repaired(self):
         """A thread whose run holds the lock in another session (another
