@@ -61,9 +61,9 @@ class AgenticAiChatController(http.Controller):
         return int(text)
 
     @staticmethod
-    def _message_param(message):
+    def _message_param(message, name="message"):
         if not isinstance(message, str) or not message.strip():
-            raise UserError(request.env._("Parameter message must be a non-empty text."))
+            raise UserError(request.env._("Parameter %s must be a non-empty text.", name))
         return message
 
     @staticmethod
@@ -114,7 +114,7 @@ class AgenticAiChatController(http.Controller):
         if name is not None and not isinstance(name, str):
             raise UserError(request.env._("Parameter name must be a text."))
         name = " ".join((name or "").split())[:MAX_NAME_CHARS] or None
-        message = self._message_param(initial_message) if initial_message is not None else None
+        message = self._message_param(initial_message, "initial_message") if initial_message is not None else None
         thread = agent.start_thread(name=name)
         result = agent.run(thread.id, message).to_dict() if message else None
         out = _thread_dict(thread)

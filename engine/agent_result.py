@@ -12,14 +12,16 @@ class AgentResult(dict):
     ``state`` is the thread's state afterwards; ``reply`` the last assistant
     text (or the confirmation question); tokens and cost cover this run;
     ``confirmation`` is the call waiting for the user's answer: as an
-    attribute the ``ConfirmationRequest``, as a key its dict."""
+    attribute the ``ConfirmationRequest``, as a key its dict with its
+    ``summary`` text (as ``agentic.ai.thread.get_pending_confirmation``)."""
 
     def __init__(self, thread_id: int, state: str, reply: str, iterations: int = 0, tool_calls: int = 0,
                  input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0, error: str | None = None,
                  confirmation: ConfirmationRequest | None = None, message_ids: list[int] | None = None):
         super().__init__(thread_id=thread_id, state=state, reply=reply, iterations=iterations, tool_calls=tool_calls,
                          input_tokens=input_tokens, output_tokens=output_tokens, cost=cost, error=error,
-                         confirmation=confirmation.to_dict() if confirmation else None,
+                         confirmation={**confirmation.to_dict(), "summary": confirmation.summary()}
+                         if confirmation else None,
                          message_ids=list(message_ids or ()))
         self.__dict__["confirmation"] = confirmation
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 
 from odoo.modules import module as odoo_module
-from odoo.tests.test_cursor import TestCursor
 
 _logger = logging.getLogger(__name__)
 
@@ -35,7 +34,29 @@ def can_commit(cr) -> bool:
     """Whether committing ``cr`` is allowed: always outside tests; in tests
     only on a test cursor (HttpCase and registry test mode simulate commits
     with savepoints), never on a TransactionCase's own cursor."""
-    return isinstance(cr, TestCursor) or not odoo_module.current_test
+    if not odoo_module.current_test:
+        return True
+    from odoo.tests.test_cursor import TestCursor  # here: odoo.tests logs an error when imported outside tests
+    return isinstance(cr, TestCursor)
+
+
+def request_stop(cr, thread_id: int) -> None:
+    """Ask the run of ``thread_id`` to stop at its next step boundary
+    (models/agent_thread_stop.py: a row of its own, never the thread's)."""
+    cr.execute("INSERT INTO agentic_ai_thread_stop (thread_id, requested_at) VALUES (%s, now() AT TIME ZONE 'UTC') "
+               "ON CONFLICT (thread_id) DO NOTHING", [thread_id])
+
+
+def stop_requested(cr, thread_id: int) -> bool:
+    """Whether a stop of ``thread_id``'s run was asked (and committed before
+    this transaction's snapshot: a run reads it first thing after a commit)."""
+    cr.execute("SELECT 1 FROM agentic_ai_thread_stop WHERE thread_id = %s", [thread_id])
+    return bool(cr.fetchone())
+
+
+def clear_stop(cr, thread_id: int) -> None:
+    """Forget the stop requests of ``thread_id`` (a turn starts or ends)."""
+    cr.execute("DELETE FROM agentic_ai_thread_stop WHERE thread_id = %s", [thread_id])
 
 
 # While a run holds its lock, PostgreSQL (14 and later) checks every few seconds that the run's client is
@@ -86,7 +107,8 @@ def repair_dead_run(thread) -> bool:
     if dangling:
         reason += f"; {len(dangling)} tool call(s) with an unknown outcome"
     _log_end(thread, reason, dangling)
-    thread._set_runtime_state(state="interrupted", last_error=reason, stop_requested=False)
+    clear_stop(thread.env.cr, thread.id)
+    thread._set_runtime_state(state="interrupted", last_error=reason)
     _logger.warning("Conversation %s: repaired a run that died (%s)", thread.id, reason)
     return True
 
@@ -102,7 +124,8 @@ def close_failed_run(thread, error: str) -> str:
     reply = thread.env._("Something went wrong on our side and this request stopped: %s. What was done before is "
                          "kept above; you may ask again.", error[:500])
     thread._add_message("assistant", reply)
-    thread._set_runtime_state(state="error", last_error=error[:2000], stop_requested=False, pending_confirmation=False)
+    clear_stop(thread.env.cr, thread.id)
+    thread._set_runtime_state(state="error", last_error=error[:2000], pending_confirmation=False)
     return reply
 
 

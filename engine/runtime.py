@@ -100,7 +100,8 @@ class AgentRuntime(ConfirmationSteps):
         if not self.transcript.messages and self.thread.name == self.env._("New conversation"):
             self.thread.name = " ".join(user_message.split())[:60]
         self.transcript.add_user(user_message.strip())
-        self.thread._set_runtime_state(state="executing", last_error=False, stop_requested=False)
+        self.thread._set_runtime_state(state="executing", last_error=False)
+        durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint()
         return self._react_loop()
 
@@ -222,7 +223,7 @@ class AgentRuntime(ConfirmationSteps):
         cr, thread_id = self.env.cr, self.thread.id
         # The row first: a run that changed the thread since this transaction began makes this raise a
         # serialization failure, so the request is retried on fresh data (a second approval sees it was answered).
-        cr.execute("SELECT id FROM agentic_ai_thread WHERE id = %s FOR NO KEY UPDATE", [thread_id])
+        self._lock_thread_row()
         if self.durable:
             if not durability.try_run_lock(cr, thread_id):
                 raise LockError(self.env._("This conversation is already being processed."))
@@ -269,6 +270,15 @@ class AgentRuntime(ConfirmationSteps):
                 logs._seal_after_commit(self._unsealed)
                 self._unsealed = set()
             self.env.cr.commit()
+            if not final:  # the next step's transaction starts holding the thread's row (see _running)
+                self._lock_thread_row()
+
+    def _lock_thread_row(self) -> None:
+        """Lock the thread's row until the next commit. Taken first thing
+        in each step's transaction, it makes a concurrent edit of the
+        thread (a rename) wait for the step instead of making the run's
+        next write to the thread fail under REPEATABLE READ."""
+        self.env.cr.execute("SELECT id FROM agentic_ai_thread WHERE id = %s FOR NO KEY UPDATE", [self.thread.id])
 
     def _client_gone(self) -> bool:
         """Whether the client that listens to the run went away (asked
@@ -280,13 +290,11 @@ class AgentRuntime(ConfirmationSteps):
 
     def _should_stop(self) -> bool:
         """Whether to stop at this step boundary: the client went away, or
-        the user asked for it (``stop_requested``, set by another request
-        and seen after this run's last commit). Sets ``stop_reason``."""
+        the user asked for it (``durability.request_stop`` by another
+        request, seen after this run's last commit). Sets ``stop_reason``."""
         if self._client_gone():
             return True
-        self.env.cr.execute("SELECT stop_requested FROM agentic_ai_thread WHERE id = %s", [self.thread.id])
-        row = self.env.cr.fetchone()
-        if row and row[0]:
+        if durability.stop_requested(self.env.cr, self.thread.id):
             self.stop_reason = self.stop_reason or self.env._("the user stopped it")
             return True
         return False
@@ -328,7 +336,8 @@ class AgentRuntime(ConfirmationSteps):
 
     def _end_turn(self, state: str, reply: str, error: str | None = None,
                   confirmation: ConfirmationRequest | None = None) -> AgentResult:
-        self.thread._set_runtime_state(state=state, last_error=error or False, stop_requested=False)
+        self.thread._set_runtime_state(state=state, last_error=error or False)
+        durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint(final=True)
         summary = self.tracker.get_summary()
         return AgentResult(

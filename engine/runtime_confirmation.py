@@ -31,7 +31,7 @@ class ConfirmationSteps:
         if isinstance(request, AgentResult):
             return request
         self.transcript.add_confirmation_response(request, approved, reason)
-        self.thread._set_runtime_state(state="executing", pending_confirmation=False, stop_requested=False)
+        self.thread._set_runtime_state(state="executing", pending_confirmation=False)
         name, call_id = request.tool, request.tool_call_id
         if approved and name in self.context.tools:
             self.tool_call_count += 1
@@ -46,7 +46,7 @@ class ConfirmationSteps:
             self.transcript.add_tool_result(call_id, name, f"{name} is no longer available to this agent; nothing "
                                             "was run.", success=False)
         else:
-            why = f" Reason: {reason}" if reason else ""
+            why = f" Reason: {reason.strip().rstrip('.')}." if reason.strip() else ""
             self.transcript.add_tool_result(call_id, name, f"[CONFIRMATION_REJECTED] The user rejected {name}.{why} "
                                             "Do not run it again; propose another way or ask the user.",
                                             success=False, status="rejected")

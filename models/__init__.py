@@ -3,6 +3,7 @@ from . import llm_provider
 from . import agent_tool
 from . import agent
 from . import agent_thread
+from . import agent_thread_stop
 from . import agent_thread_queue
 from . import agent_thread_message
 from . import agent_execution_log

@@ -16,7 +16,7 @@ _logger = logging.getLogger(__name__)
 
 # Written by the engine only (as superuser), never by a client's create() or write().
 RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
-                  "stop_requested", "queue_attempts", "queue_claimed_at", "queue_retry_at"}
+                  "queue_attempts", "queue_claimed_at", "queue_retry_at"}
 # Fixed when the conversation is created.
 FROZEN_FIELDS = {"agent_id", "user_id", "company_id"}
 
@@ -53,8 +53,9 @@ class AgenticAiThread(models.Model):
     pending_confirmation = fields.Text(
         help="JSON of the tool call waiting for the user's approval: {tool_call_id, tool, arguments, reason}.")
     last_error = fields.Text(readonly=True)
-    stop_requested = fields.Boolean(readonly=True, help="The user asked to stop the running request; the run stops "
-                                                          "at its next step boundary.")
+    stop_requested = fields.Boolean(compute="_compute_stop_requested",
+                                    help="The user asked to stop the running request; the run stops at its next "
+                                         "step boundary (models/agent_thread_stop.py).")
     pending_summary = fields.Text(string="Waiting for your confirmation", compute="_compute_pending_summary",
                                   help="What the paused call would do: records by name, values before → after, "
                                        "risk and why it is asked.")
@@ -69,6 +70,11 @@ class AgenticAiThread(models.Model):
             [("thread_id", "in", self.ids)], ["thread_id"], ["__count"]))
         for thread in self:
             thread.message_count = counts.get(thread, 0)
+
+    def _compute_stop_requested(self):
+        stopped = self.env["agentic.ai.thread.stop"]._stopped_thread_ids(self.ids)
+        for thread in self:
+            thread.stop_requested = thread.id in stopped
 
     @api.depends("pending_confirmation", "state")
     def _compute_pending_summary(self):
@@ -305,7 +311,8 @@ class AgenticAiThread(models.Model):
             note = self._cancel_queued()
             return AgentResult(thread_id=self.id, state=self.state, reply=note.content, message_ids=note.ids)
         if self.state == "executing" and not self._repair_dead_run():
-            self._set_runtime_state(stop_requested=True)
+            durability.request_stop(self.env.cr, self.id)
+            self.invalidate_recordset(["stop_requested"])
             return None
         raise UserError(self.env._("This conversation has nothing running to cancel."))
 

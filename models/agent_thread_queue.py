@@ -82,6 +82,9 @@ class AgenticAiThread(models.Model):
             raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
                                        n=len(text), max=MAX_MESSAGE_CHARS))
         self._queue_lock_row()
+        if self.state == "waiting_confirmation":
+            raise UserError(self.env._("This conversation waits for your answer to a confirmation: approve, reject "
+                                       "or cancel it first."))
         if self.state in BUSY_STATES or self.queue_claimed_at:
             state = dict(self._fields["state"]._description_selection(self.env))[self.state]
             raise UserError(self.env._("This conversation is busy (%s); wait for the current request to finish.",

@@ -25,6 +25,7 @@ EXPECTED = {
     "agentic.ai.safety.rule": {"user": "", "operator": "r", "admin": "rwcu"},
     "agentic.ai.confirm.wizard": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
     "agentic.ai.execution.log.checkpoint": {"user": "", "operator": "", "admin": "r"},
+    "agentic.ai.thread.stop": {"user": "", "operator": "", "admin": ""},  # the engine's, in SQL
     "agentic.ai.webhook": {"user": "", "operator": "r", "admin": "rwcu"},
     "agentic.ai.webhook.delivery": {"user": "", "operator": "", "admin": "r"},
     # Abstract (the dialog that shows a new secret once), opened by administrators.
@@ -74,7 +75,7 @@ class TestAccessMatrix(AgenticCase):
         for row in ours:
             granted = "".join(letter for letter, operation in OPERATIONS.items() if row[f"perm_{operation}"])
             self.assertEqual(granted, EXPECTED[row.model_id.model][by_group[row.group_id]], row.name)
-        self.assertEqual(len(rows), 37, "36 model rows and the operators' read access to ir.model")
+        self.assertEqual(len(rows), 40, "39 model rows and the operators' read access to ir.model")
 
     def test_logs_and_messages_are_never_writable(self):
         log = self.env["agentic.ai.execution.log"].log("error", user_id=self.members["admin"].id)

@@ -116,7 +116,7 @@ class TestDurableRuns(AgenticSetupMixin, HttpCase):
         search = {"model": "res.partner", "domain": [["id", "=", partner.id]]}
 
         def answer_while_user_presses_stop(_request):
-            self.env.cr.execute("UPDATE agentic_ai_thread SET stop_requested = true WHERE id = %s", [thread.id])
+            durability.request_stop(self.env.cr, thread.id)  # as chat/cancel does, from another request
             return {"tool_calls": [{"id": "c1", "name": "odoo_search_read", "arguments": search},
                                    {"id": "c2", "name": "odoo_search_read", "arguments": search}]}
 
