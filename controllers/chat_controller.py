@@ -9,6 +9,8 @@ from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.http import request
 
 from ..engine.json_values import json_rows, to_json_value
+from ..engine.runtime import MAX_MESSAGE_CHARS
+from ..engine.text import clean_text
 
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
 MAX_NAME_CHARS = 200
@@ -62,8 +64,15 @@ class AgenticAiChatController(http.Controller):
 
     @staticmethod
     def _message_param(message):
+        """``message`` as a non-empty text of at most MAX_MESSAGE_CHARS
+        characters once cleaned (as the runtime counts them); UserError
+        otherwise, before anything is stored or streamed."""
         if not isinstance(message, str) or not message.strip():
             raise UserError(request.env._("Parameter message must be a non-empty text."))
+        length = len(clean_text(message))
+        if length > MAX_MESSAGE_CHARS:
+            raise UserError(request.env._("Parameter message is too long: %(n)s characters, at most %(max)s.",
+                                          n=length, max=MAX_MESSAGE_CHARS))
         return message
 
     @staticmethod

@@ -260,6 +260,25 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         self.assertFalse(self.thread.message_ids)
         self.assertFalse(self.scenario.requests)
 
+    def test_too_long_message_is_refused_before_the_stream_opens(self):
+        """Probe: a message of 20,001 characters (NUL bytes not counted, as
+        the runtime counts): 400 at once, as the README promises, not a
+        stream whose only event is the error; the JSON routes say the same."""
+        threads = self.env["agentic.ai.thread"].search_count([])
+        with no_error_logs(self):
+            response = self.post_stream({"thread_id": self.thread.id, "message": "x" * 20001})
+            self.assertEqual(response.status_code, 400, f"a too long message opened a stream: {response.text[:200]}")
+            self.assertIn("too long", response.json()["error"]["message"])
+            for route in ("/agentic_ai/chat/send", "/agentic_ai/chat/send_async"):
+                self.refused(route, "too long", thread_id=self.thread.id, message="x" * 20001)
+            self.refused("/agentic_ai/thread/create", "too long", agent_id=self.agent.id, initial_message="x" * 20001)
+            self.script({"content": "ok"})
+            events = self.stream({"thread_id": self.thread.id, "message": "x" * 20000 + "\x00" * 10})
+        self.assertEqual(events[-1].data["state"], "completed")
+        self.assertEqual(len(self.thread.message_ids.filtered(lambda m: m.role == "user").content), 20000)
+        self.assertEqual(self.env["agentic.ai.thread"].search_count([]), threads,
+                         "a refused initial message left a thread")
+
     def test_stream_json_rpc_envelope_and_nul_in_message(self):
         """Probe: the JSON-RPC envelope, a message with NUL bytes and a
         lone surrogate: stored cleaned, answered."""
