@@ -12,6 +12,7 @@ from odoo.tests import HttpCase, new_test_user, tagged
 
 from ..dev.scripted_llm.scenario import last_user_contains
 from ..engine import durability
+from ..engine.event_relay import HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, EventRelay
 from ..llm import ToolCall
 from .common import AgenticSetupMixin, tool_call
 from .sse_client import open_stream
@@ -289,6 +290,24 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         self.assertEqual(events[-1].data["state"], "completed", events)
         user = self.thread.message_ids.filtered(lambda m: m.role == "user")
         self.assertEqual(user.content, "ab \ufffd c")
+
+    def test_nonsense_heartbeat_settings_keep_the_pings(self):
+        """Probe: agentic_ai.stream_heartbeat_seconds set to nan, -1, inf or
+        text. NaN passed min/max and made the relay wait forever between
+        pings; every value now gives a finite heartbeat, and a silent
+        provider still gets ``: ping`` comments at the smallest one."""
+        for value in (float("nan"), float("inf"), float("-inf"), -1.0, 0.0, 1e400, "15"):
+            self.assertTrue(MIN_HEARTBEAT_SECONDS <= EventRelay(value).heartbeat <= HEARTBEAT_SECONDS, value)
+        self.assertEqual(EventRelay(float("nan")).heartbeat, HEARTBEAT_SECONDS)
+        for raw in ("nan", "-1", "soon"):
+            with self.subTest(heartbeat=raw):
+                self.env["ir.config_parameter"].sudo().set_param("agentic_ai.stream_heartbeat_seconds", raw)
+                self.script({"content": "late", "delay": 0.7})
+                with open_stream(self, {"thread_id": self.thread.id, "message": "slow"}) as stream:
+                    events = list(stream.events())
+                self.assertEqual(events[-1].data["state"], "completed")
+                if raw == "-1":
+                    self.assertIn("ping", [e.data for e in events if e.name == "comment"], events)
 
     def test_client_that_leaves_at_once_frees_the_thread(self):
         """Probe: the client closes the stream right after it opened,
