@@ -115,8 +115,11 @@ class AgenticAiThread(models.Model):
         return super().write(vals)
 
     def _set_runtime_state(self, **values):
-        """Write the fields only the engine may change (see RUNTIME_FIELDS)."""
-        self.sudo().write(values)
+        """Write the fields only the engine may change (see RUNTIME_FIELDS).
+        Texts (an error a provider or a tool worded, a queued message) are
+        made storable first (engine/text.py)."""
+        self.sudo().write({key: clean_text(value) if isinstance(value, str) else value
+                           for key, value in values.items()})
 
     # ------------------------------------------------------------- transcript
     def _add_message(self, role, content="", **values):

@@ -374,6 +374,24 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         for row in self.tool_runs(self.thread):
             strict_json(row.output_data)
 
+    def test_provider_error_with_a_lone_surrogate(self):
+        """Probe: the provider's error message holds a lone UTF-16
+        surrogate (valid JSON escape, not storable text): the run ends
+        ``error`` with a clear reply, on the route and the stream."""
+        for way in ("send", "stream"):
+            with self.subTest(way=way), no_error_logs(self):
+                self.script({"status": 400, "error": "bad \ud800 request"})
+                if way == "send":
+                    result, error = self.rpc("/agentic_ai/chat/send", thread_id=self.thread.id, message="hi")
+                    self.assertIsNone(error, error)
+                    self.assertEqual(result["result"]["state"], "error")
+                else:
+                    events = self.stream({"thread_id": self.thread.id, "message": "hi"})
+                    self.assertEqual(events[-1].data["state"], "error")
+                self.thread.invalidate_recordset()
+                self.assertEqual(self.thread.state, "error")
+                self.assertIn("bad", self.thread.last_error)
+
     # ------------------------------------------------------------- queue
     def run_cron(self):
         self.env.ref("agentic_ai.ir_cron_process_pending_tasks").method_direct_trigger()
