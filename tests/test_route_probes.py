@@ -396,6 +396,22 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
     def run_cron(self):
         self.env.ref("agentic_ai.ir_cron_process_pending_tasks").method_direct_trigger()
 
+    def test_queued_message_of_a_user_archived_since_is_not_run(self):
+        """Probe: send_async, then the user is archived before the
+        processor runs: nothing runs as that user."""
+        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.queue_max_attempts", "1")
+        self.script({"content": "ran as an archived user"})
+        _result, error = self.rpc("/agentic_ai/chat/send_async", thread_id=self.thread.id, message="later")
+        self.assertIsNone(error, error)
+        self.owner.active = False
+        with self.assertLogs("odoo.addons.agentic_ai.models.agent_thread_queue", "WARNING") as logs:
+            self.run_cron()
+        self.assertIn("is archived", "\n".join(logs.output))
+        self.assertFalse(self.scenario.requests, "the queued message ran as an archived user")
+        self.thread.invalidate_recordset()
+        self.assertEqual(self.thread.state, "error")
+        self.owner.active = True
+
     def test_queue_flood_cancel_and_delete(self):
         """Probe: a second send_async on a queued thread, a queued message
         cancelled then polled, a queued thread deleted, three threads
