@@ -117,6 +117,7 @@ class AgenticAiThread(models.Model):
         it again at once for the rest (``_commit_progress``). Never raises
         for a job. Returns the number of jobs handled."""
         threads = self.sudo()
+        threads._repair_dead_runs()  # also those no queue claim leads to (a synchronous or streamed run that died)
         settings = threads._queue_settings()
         deadline = run_deadline(threads.env.context, settings.time_budget)
         cr, cron = threads.env.cr, threads.env["ir.cron"]

@@ -16,7 +16,7 @@ from ..engine.event_relay import HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, Event
 from ..llm import ToolCall
 from .common import AgenticSetupMixin, tool_call
 from .sse_client import open_stream
-from .test_webhooks import SECRET, TRIGGER, TS, clock, sender_signature
+from .test_webhooks import SECRET, STATUS, TRIGGER, TS, clock, sender_signature
 
 STREAM = "/agentic_ai/chat/stream"
 THREAD_ROUTES = {  # route: the parameters it needs besides thread_id
@@ -464,6 +464,14 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
                 self.assertFalse(self.tool_runs(thread), "the dangling call was run again")
                 self.assertFalse(self.env["res.partner"].search([("name", "=", "Dangling Partner")]))
 
+    def test_cron_repairs_a_dead_run(self):
+        """Probe: a streamed or synchronous run died; nobody opens the
+        thread again: the queue processor's run repairs it."""
+        thread = self.dead_run()
+        self.run_cron()
+        thread.invalidate_recordset()
+        self.assertEqual(thread.state, "interrupted")
+
 def leave_dead_run(thread):
     """``thread`` as a worker killed while ``odoo_create`` ran leaves it:
     the call committed without a result, state executing, no run lock
@@ -521,6 +529,17 @@ class TestWebhookProbes(AgenticSetupMixin, HttpCase):
         self.assertEqual(self.send(follow, "inject-2").status_code, 409)
         self.assertEqual(self.env["res.partner"].search_count([]), before)
         self.assertEqual(thread.state, "waiting_confirmation")
+
+    def test_status_of_a_thread_a_dead_run_left(self):
+        """Probe: the run of a webhook thread died; the sender polls
+        status: once the processor has run, the thread reads interrupted,
+        not executing forever."""
+        thread = self.agent.with_user(self.bot).start_thread(name="webhook dead run")
+        thread.sudo().webhook_id = self.webhook
+        leave_dead_run(thread)
+        self.env.ref("agentic_ai.ir_cron_process_pending_tasks").method_direct_trigger()
+        status = self.send(json.dumps({"thread_id": thread.id}).encode(), "st-dead", route=STATUS)
+        self.assertEqual(status.json(), {"thread_id": thread.id, "state": "interrupted", "reply": None})
 
     def test_oversized_body_is_refused_without_error(self):
         """Probe: a 150 KB signed body (the limit is 100 KB): the one 401."""
