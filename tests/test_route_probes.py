@@ -7,7 +7,8 @@ import json
 import logging
 from contextlib import contextmanager
 
-from odoo import sql_db
+from odoo import fields, sql_db
+from odoo.exceptions import UserError
 from odoo.tests import HttpCase, new_test_user, tagged
 
 from ..dev.scripted_llm.scenario import last_user_contains
@@ -471,6 +472,28 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         self.run_cron()
         thread.invalidate_recordset()
         self.assertEqual(thread.state, "interrupted")
+
+    def test_running_thread_cannot_be_deleted(self):
+        """Probe: the user deletes a conversation whose run is alive in
+        another worker: refused (the run would fail on its next row); a
+        dead one is repaired and deleted."""
+        thread = self.dead_run()
+        other = sql_db.db_connect(self.env.cr.dbname).cursor()
+        try:
+            self.assertTrue(durability.try_run_lock(other, thread.id))
+            with self.assertRaises(UserError):
+                thread.with_user(self.owner).unlink()
+            self.assertTrue(thread.exists())
+            durability.release_run_lock(other, thread.id)
+        finally:
+            other.close()
+        thread.with_user(self.owner).unlink()
+        self.assertFalse(thread.exists())
+        queued = self.agent.with_user(self.owner).start_thread(name="claimed")
+        queued._set_runtime_state(state="queued", pending_message="go", queue_claimed_at=fields.Datetime.now())
+        with self.assertRaises(UserError):
+            queued.with_user(self.owner).unlink()
+
 
 def leave_dead_run(thread):
     """``thread`` as a worker killed while ``odoo_create`` ran leaves it:
