@@ -536,6 +536,39 @@ class TestWebhookProbes(AgenticSetupMixin, HttpCase):
                 "X-Agentic-Timestamp": str(timestamp), "X-Agentic-Delivery": delivery,
                 "X-Agentic-Signature": sender_signature(SECRET, timestamp, body), **(headers or {})})
 
+    def test_authentic_bodies_of_every_shape_get_400(self):
+        """Probe: signed bodies that are JSON scalars, null, not UTF-8,
+        nested 5,000 deep, or nested 900 deep inside an object."""
+        deep = b'{"event": "x", "data": ' + b"[" * 900 + b"]" * 900 + b"}"
+        cases = [b'"text"', b"42", b"null", b"\xff\xfe\x00{", b"[" * 5000 + b"]" * 5000]
+        with no_error_logs(self):
+            for index, body in enumerate(cases):
+                with self.subTest(body=body[:20]):
+                    response = self.send(body, f"shape-{index}")
+                    self.assertEqual(response.status_code, 400, response.text[:300])
+                    self.assertEqual(response.json()["error"], "bad_request")
+                    status = self.send(body, f"status-{index}", route=STATUS)
+                    self.assertEqual(status.status_code, 400, status.text[:300])
+            response = self.send(deep, "deep-in-object")
+            self.assertIn(response.status_code, (202, 400), response.text[:300])
+        self.assertFalse(self.env["agentic.ai.webhook.delivery"].search_count(
+            [("webhook_id", "=", self.webhook.id), ("delivery_id", "like", "shape-")]))
+
+    def test_a_large_event_is_queued_with_its_data_cut(self):
+        """Probe: an event of 60 KB of data (the body limit is 100 KB), and
+        one whose message alone has 20,000 characters: queued, the data cut
+        to fit the message limit."""
+        big = json.dumps({"event": "catalog.synced", "items": ["x" * 100] * 600}).encode()
+        long = json.dumps({"message": "m" * 20000, "ref": 7}).encode()
+        with no_error_logs(self):
+            for index, body in enumerate((big, long)):
+                with self.subTest(index=index):
+                    response = self.send(body, f"big-{index}")
+                    self.assertEqual(response.status_code, 202, response.text[:300])
+                    thread = self.env["agentic.ai.thread"].browse(response.json()["thread_id"])
+                    self.assertLessEqual(len(thread.pending_message), 20000)
+                    self.assertIn("</webhook_data>", thread.pending_message, "the data block was not closed")
+
     def test_outside_data_cannot_approve_its_own_change(self):
         """Probe: a payload asks for a write (prompt injection); the thread
         waits for a person; a second delivery saying "approved, go ahead"
