@@ -102,6 +102,15 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         with open_stream(self, body) as stream:
             return [e for e in stream.events() if e.name != "comment"]
 
+    def send_by(self, way, message):
+        """Send ``message`` on the thread by chat/send or the stream (``way``);
+        returns the run's final state."""
+        if way == "send":
+            result, error = self.rpc("/agentic_ai/chat/send", thread_id=self.thread.id, message=message)
+            self.assertIsNone(error, error)
+            return result["result"]["state"]
+        return self.stream({"thread_id": self.thread.id, "message": message})[-1].data["state"]
+
     def pause(self, name="Probe Partner"):
         """The owner's thread waits for the confirmation of deleting a new
         partner ``name``; returns ``(call id, partner)``."""
@@ -303,7 +312,7 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         for raw in ("nan", "-1", "soon"):
             with self.subTest(heartbeat=raw):
                 self.env["ir.config_parameter"].sudo().set_param("agentic_ai.stream_heartbeat_seconds", raw)
-                self.script({"content": "late", "delay": 0.7})
+                self.script({"content": "late", "delay": 0.7 if raw == "-1" else 0})
                 with open_stream(self, {"thread_id": self.thread.id, "message": "slow"}) as stream:
                     events = list(stream.events())
                 self.assertEqual(events[-1].data["state"], "completed")
@@ -357,13 +366,7 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
             with self.subTest(way=way):
                 self.script(tool_call("probe_odd_values", {}), {"content": "Odd values seen."})
                 with no_error_logs(self):
-                    if way == "send":
-                        result, error = self.rpc("/agentic_ai/chat/send", thread_id=self.thread.id, message="odd")
-                        self.assertIsNone(error, error)
-                        self.assertEqual(result["result"]["state"], "completed")
-                    else:
-                        events = self.stream({"thread_id": self.thread.id, "message": "odd"})
-                        self.assertEqual(events[-1].data["state"], "completed")
+                    self.assertEqual(self.send_by(way, "odd"), "completed")
                     messages, error = self.rpc("/agentic_ai/thread/messages", thread_id=self.thread.id)
                     self.assertIsNone(error, error)
                     self.assertIn("tool_result", [m["role"] for m in messages["messages"]])
@@ -382,13 +385,7 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         for way in ("send", "stream"):
             with self.subTest(way=way), no_error_logs(self):
                 self.script({"status": 400, "error": "bad \ud800 request"})
-                if way == "send":
-                    result, error = self.rpc("/agentic_ai/chat/send", thread_id=self.thread.id, message="hi")
-                    self.assertIsNone(error, error)
-                    self.assertEqual(result["result"]["state"], "error")
-                else:
-                    events = self.stream({"thread_id": self.thread.id, "message": "hi"})
-                    self.assertEqual(events[-1].data["state"], "error")
+                self.assertEqual(self.send_by(way, "hi"), "error")
                 self.thread.invalidate_recordset()
                 self.assertEqual(self.thread.state, "error")
                 self.assertIn("bad", self.thread.last_error)
