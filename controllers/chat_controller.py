@@ -9,6 +9,8 @@ from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.http import request
 
 from ..engine.json_values import json_rows, to_json_value
+from ..engine.runtime import MAX_MESSAGE_CHARS
+from ..engine.text import clean_text
 
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
 MAX_NAME_CHARS = 200
@@ -62,8 +64,16 @@ class AgenticAiChatController(http.Controller):
 
     @staticmethod
     def _message_param(message, name="message"):
+        """``message`` as a non-empty text of at most MAX_MESSAGE_CHARS
+        characters once cleaned (as the runtime counts them); UserError
+        naming the parameter ``name`` otherwise, before anything is stored
+        or streamed."""
         if not isinstance(message, str) or not message.strip():
             raise UserError(request.env._("Parameter %s must be a non-empty text.", name))
+        length = len(clean_text(message))
+        if length > MAX_MESSAGE_CHARS:
+            raise UserError(request.env._("Parameter %(name)s is too long: %(n)s characters, at most %(max)s.",
+                                          name=name, n=length, max=MAX_MESSAGE_CHARS))
         return message
 
     @staticmethod

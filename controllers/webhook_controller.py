@@ -79,7 +79,7 @@ class AgenticAiWebhookController(http.Controller):
         """The body as a JSON object (dict); BadRequest otherwise."""
         try:
             payload = json.loads(body)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep to parse
             raise BadRequest("The body must be a JSON object.") from None
         if not isinstance(payload, dict):
             raise BadRequest("The body must be a JSON object.")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .confirmation import ConfirmationRequest
+from .text import clean_text
 
 
 class AgentResult(dict):
@@ -18,6 +19,8 @@ class AgentResult(dict):
     def __init__(self, thread_id: int, state: str, reply: str, iterations: int = 0, tool_calls: int = 0,
                  input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0, error: str | None = None,
                  confirmation: ConfirmationRequest | None = None, message_ids: list[int] | None = None):
+        # Texts from providers and tools may hold what JSON cannot carry out as UTF-8 (lone surrogates).
+        reply, error = clean_text(reply) if reply is not None else None, clean_text(error) if error else error
         super().__init__(thread_id=thread_id, state=state, reply=reply, iterations=iterations, tool_calls=tool_calls,
                          input_tokens=input_tokens, output_tokens=output_tokens, cost=cost, error=error,
                          confirmation={**confirmation.to_dict(), "summary": confirmation.summary()}

@@ -17,6 +17,7 @@ Wire format (https://html.spec.whatwg.org/multipage/server-sent-events.html):
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from .json_values import dumps
 _logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 15.0   # longest silence on the wire (BR-15: proxies' read timeouts are 60 s by default)
+MIN_HEARTBEAT_SECONDS = 0.2
 JOIN_SECONDS = 2.0         # longest wait for the run to stop once the client is gone
 EVENTS = ("token", "message", "tool_call", "tool_result", "plan_update", "confirmation_request", "done", "error")
 
@@ -41,7 +43,12 @@ class EventRelay:
     body (``stream``); ``stopped()`` tells the run its client is gone."""
 
     def __init__(self, heartbeat: float = HEARTBEAT_SECONDS):
-        self.heartbeat = heartbeat
+        """``heartbeat``: seconds of silence before a ping, kept within
+        MIN_HEARTBEAT_SECONDS and HEARTBEAT_SECONDS; anything that is not a
+        finite number gives HEARTBEAT_SECONDS (NaN would make the wait for
+        the next event endless, and no ping would ever be sent)."""
+        finite = isinstance(heartbeat, (int, float)) and math.isfinite(heartbeat)
+        self.heartbeat = min(max(heartbeat, MIN_HEARTBEAT_SECONDS), HEARTBEAT_SECONDS) if finite else HEARTBEAT_SECONDS
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self.worker: threading.Thread | None = None

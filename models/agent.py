@@ -169,10 +169,13 @@ class AgenticAiAgent(models.Model):
             raise UserError(self.env._("Agent %s is not active.", self.name))
 
     def _check_user_access(self, user):
-        """Raise AccessError unless ``user`` may use this agent: an AI user who
-        is listed in ``user_ids`` or is in one of ``group_ids`` (both empty =
-        every AI user)."""
+        """Raise AccessError unless ``user`` may use this agent: an active AI
+        user (an archived one's queued work is not run either) who is listed
+        in ``user_ids`` or is in one of ``group_ids`` (both empty = every AI
+        user)."""
         self.ensure_one()
+        if not user.sudo().active and not user._is_superuser():  # OdooBot is archived by design
+            raise AccessError(self.env._("The user %s is archived and cannot use agents.", user.sudo().name))
         if not user.has_group("agentic_ai.group_agentic_ai_user"):
             raise AccessError(self.env._("You are not an AI Agent user."))
         if self.user_ids or self.group_ids:

@@ -120,9 +120,23 @@ class AgenticAiThread(models.Model):
             vals = {**vals, "name": clean_text(vals["name"], 200) or self.env._("New conversation")}
         return super().write(vals)
 
+    @api.ondelete(at_uninstall=False)
+    def _unlink_except_running(self):
+        """A conversation whose run is alive (in this worker or another)
+        cannot be deleted: the run would fail on its next row. Checking
+        also keeps a new run from starting on it until the deletion is
+        committed (engine/durability.py)."""
+        for thread in self:
+            if durability.run_is_alive(self.env.cr, thread.id):
+                raise UserError(self.env._("The conversation %s is running; stop it or wait for it to finish "
+                                           "before deleting it.", thread.name))
+
     def _set_runtime_state(self, **values):
-        """Write the fields only the engine may change (see RUNTIME_FIELDS)."""
-        self.sudo().write(values)
+        """Write the fields only the engine may change (see RUNTIME_FIELDS).
+        Texts (an error a provider or a tool worded, a queued message) are
+        made storable first (engine/text.py)."""
+        self.sudo().write({key: clean_text(value) if isinstance(value, str) else value
+                           for key, value in values.items()})
 
     # ------------------------------------------------------------- transcript
     def _add_message(self, role, content="", **values):

@@ -56,6 +56,15 @@ class AgenticAiThread(models.Model):
         readonly=True, help="When a processor took the queued message; an old claim (its worker died) is taken again.")
     queue_retry_at = fields.Datetime(readonly=True, help="The queued message is not tried again before this time.")
 
+    @api.ondelete(at_uninstall=False)
+    def _unlink_except_claimed(self):
+        """A queued message a processor has taken may be starting: its
+        conversation cannot be deleted under it."""
+        for thread in self:
+            if thread.state == "queued" and thread.queue_claimed_at:
+                raise UserError(self.env._("The queued message of %s has already started; wait for it to finish "
+                                           "before deleting the conversation.", thread.name))
+
     # ------------------------------------------------------------- actions
     def action_process_queue_now(self):
         """Button for AI operators: wake the processor now (``ir.cron._trigger``).

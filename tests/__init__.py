@@ -33,3 +33,5 @@ from . import test_run_routes
 from . import test_webhooks
 from . import test_async_queue
 from . import test_async_queue_processor
+from . import test_route_probes
+from . import test_webhook_probes
