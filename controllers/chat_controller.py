@@ -157,23 +157,38 @@ class AgenticAiChatController(http.Controller):
         return _answer(thread, thread.agent_id.run(thread.id, self._message_param(message), durable=True))
 
     @http.route("/agentic_ai/confirm/approve", type="jsonrpc", auth="user", methods=["POST"])
-    def confirm_approve(self, thread_id=None, tool_call_id=None):
+    def confirm_approve(self, thread_id=None, tool_call_id=None, confirmation_id=None):
         """Run the call waiting for confirmation: exactly the one shown,
-        named by ``tool_call_id``, once. Refused when it is not the one
-        waiting (answered already, another thread's, or closed by a new
-        message). Returns ``{result, thread, messages}``."""
+        once. The question is named by ``confirmation_id`` (the
+        confirmation's own id; needed when the agent asked again about the
+        same call) or ``tool_call_id``, or both. Refused when it is not the
+        one waiting (answered already, another thread's, asked again, or
+        closed by a new message). Returns ``{result, thread, messages}``."""
         thread = self._get_thread(thread_id)
-        call_id = self._text_param("tool_call_id", tool_call_id, max_chars=64)
-        return _answer(thread, thread.handle_confirmation(True, tool_call_id=call_id))
+        call_id, question = self._question_params(tool_call_id, confirmation_id)
+        return _answer(thread, thread.handle_confirmation(True, tool_call_id=call_id, confirmation_id=question))
 
     @http.route("/agentic_ai/confirm/reject", type="jsonrpc", auth="user", methods=["POST"])
-    def confirm_reject(self, thread_id=None, tool_call_id=None, reason=None):
-        """Refuse the call waiting for confirmation; the model is told, with
-        ``reason``, and answers. Returns ``{result, thread, messages}``."""
+    def confirm_reject(self, thread_id=None, tool_call_id=None, confirmation_id=None, reason=None):
+        """Refuse the call waiting for confirmation (named as for approve);
+        the model is told, with ``reason``, and answers. Returns ``{result,
+        thread, messages}``."""
         thread = self._get_thread(thread_id)
-        call_id = self._text_param("tool_call_id", tool_call_id, max_chars=64)
+        call_id, question = self._question_params(tool_call_id, confirmation_id)
         reason = self._text_param("reason", reason, required=False)
-        return _answer(thread, thread.handle_confirmation(False, reason, tool_call_id=call_id))
+        return _answer(thread, thread.handle_confirmation(False, reason, tool_call_id=call_id,
+                                                          confirmation_id=question))
+
+    @classmethod
+    def _question_params(cls, tool_call_id, confirmation_id):
+        """``(tool_call_id or None, confirmation_id or None)`` of an answer,
+        at least one given; UserError naming the parameter otherwise."""
+        if tool_call_id is None and confirmation_id is None:
+            raise UserError(request.env._("Name the question you answer: parameter confirmation_id (or "
+                                          "tool_call_id) is required."))
+        call_id = cls._text_param("tool_call_id", tool_call_id, max_chars=64) if tool_call_id is not None else None
+        question = cls._int_param("confirmation_id", confirmation_id) if confirmation_id is not None else None
+        return call_id, question
 
     @http.route("/agentic_ai/chat/cancel", type="jsonrpc", auth="user", methods=["POST"])
     def chat_cancel(self, thread_id=None):

@@ -8,8 +8,9 @@ rows are stored, ``error`` when the run fails, and a final ``done`` with
 the run's result. ``: ping`` comments come at most every 15 s of silence.
 
 Body: ``{"thread_id": int, "message": str}`` to send a message, or
-``{"thread_id": int, "approve": bool, "tool_call_id": str, "reason": str}``
-to answer a waiting confirmation. ``Content-Type: application/json`` is
+``{"thread_id": int, "approve": bool, "confirmation_id": int, "tool_call_id":
+str, "reason": str}`` to answer a waiting confirmation (named by
+``confirmation_id`` or ``tool_call_id``, as for ``confirm/approve``). ``Content-Type: application/json`` is
 required: a browser cannot send it cross-site without a CORS preflight
 that Odoo does not grant, which is what protects this cookie-authenticated
 POST from cross-site requests (as for Odoo's JSON-RPC routes).
@@ -30,6 +31,7 @@ from odoo.modules.registry import Registry
 
 from ..engine.event_relay import HEARTBEAT_SECONDS, EventRelay
 from ..engine.runtime import AgentRuntime
+from ..engine.text import clean_text
 from .chat_controller import AgenticAiChatController as Chat
 
 _logger = logging.getLogger(__name__)
@@ -77,17 +79,18 @@ class AgenticAiStreamController(http.Controller):
     def _prepare(params):
         """``(thread, job)`` after the checks that can answer at once;
         ``job`` is ``("send", message)`` or ``("answer", approved,
-        tool_call_id, reason)``."""
+        tool_call_id, confirmation_id, reason)``."""
         thread = Chat._get_thread(params.get("thread_id"))
         thread._check_owner_access()
         thread.agent_id._check_runnable(request.env.user)
         if "approve" in params:
             if not isinstance(params["approve"], bool):
                 raise UserError(request.env._("Parameter approve must be true or false."))
-            call_id = Chat._text_param("tool_call_id", params.get("tool_call_id"), max_chars=64)
+            call_id, question = Chat._question_params(params.get("tool_call_id"), params.get("confirmation_id"))
             reason = Chat._text_param("reason", params.get("reason"), required=False)
             thread._check_waiting()
-            return thread, ("answer", params["approve"], call_id, reason)
+            thread._check_confirmation_answer(call_id, question)
+            return thread, ("answer", params["approve"], call_id, question, reason)
         message = Chat._message_param(params.get("message"))
         if thread.state in ("queued", "executing"):
             raise UserError(request.env._("This conversation is busy; wait for the current request to finish."))
@@ -115,8 +118,8 @@ def _runner(dbname, uid, context, thread_id, job):
                 if job[0] == "send":
                     result = runtime.run_turn(job[1])
                 else:
-                    thread._check_confirmation_call(job[2])
-                    result = runtime.resume_after_confirmation(job[1], job[3])
+                    result = runtime.resume_after_confirmation(job[1], clean_text(job[4], 2000), tool_call_id=job[2],
+                                                               confirmation_id=job[3])
             except (UserError, AccessError, MissingError) as exc:
                 relay.emit("error", {"message": str(exc)})
                 relay.emit("done", {"state": thread.state, "thread_id": thread_id})

@@ -5,7 +5,8 @@ Reads the environment: ``OPENAI_API_KEY`` (OpenAI, model
 ``AGENTIC_AI_LLM_MODEL`` [+ ``AGENTIC_AI_LLM_API_KEY``] (any OpenAI-compatible
 server), else ``AGENTIC_AI_SCRIPTED_URL`` (the scripted demo model). Points
 the "General ERP Assistant" at that provider and activates it, and makes sure
-admin logs in with admin/admin.
+admin logs in with admin/admin. With the scripted model, the per-user rate
+limit is raised to 120 LLM calls a minute.
 """
 import os
 
@@ -31,6 +32,10 @@ if provider:
     provider.write({**values, "active": True})
 else:
     provider = Provider.create(values)
+if values["default_model"] == "scripted-demo":
+    # The scripted model costs nothing and answers at once: trying the routes by hand should not meet the
+    # production default of 20 LLM calls a minute (a turn with tools makes several).
+    env["ir.config_parameter"].sudo().set_param("agentic_ai.max_requests_per_minute", 120)
 agent = env.ref("agentic_ai.agent_general_assistant")
 agent.write({"llm_provider_id": provider.id})
 if agent.state != "active":

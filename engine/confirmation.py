@@ -34,7 +34,11 @@ class ConfirmationRequest:
     ``record_count``); ``changes`` as ``[{"field", "label", "before",
     "after"}]`` with display values (before is None for a new record), every
     value the call writes, the ones that change first. ``approved_operations``: the signatures of
-    the ORM operations an approval covers (engine/operation_guard.py)."""
+    the ORM operations an approval covers (engine/operation_guard.py).
+    ``confirmation_id``: the id of the ``confirmation_request`` transcript
+    row that asked it (0 until it is stored); each question has its own,
+    also one asked again about the same call after an approval reached a
+    further change, so an answer names the question the user saw."""
     tool_call_id: str
     tool: str
     arguments: dict
@@ -48,6 +52,7 @@ class ConfirmationRequest:
     record_count: int = 0
     changes: tuple = ()
     approved_operations: tuple = ()
+    confirmation_id: int = 0
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -72,7 +77,8 @@ class ConfirmationRequest:
                        records=tuple(dict(r) for r in data.get("records") or ()),
                        record_count=int(data.get("record_count") or len(data.get("records") or ())),
                        changes=tuple(dict(c) for c in data.get("changes") or ()),
-                       approved_operations=tuple(dict(o) for o in data.get("approved_operations") or ()))
+                       approved_operations=tuple(dict(o) for o in data.get("approved_operations") or ()),
+                       confirmation_id=int(data.get("confirmation_id") or 0))
         except (TypeError, KeyError, AttributeError, ValueError) as error:
             raise ValueError(f"unreadable confirmation request: {error}") from None
 

@@ -6,6 +6,8 @@ the model why, cancel or a new message closes it). Mixed into
 it uses."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from odoo.exceptions import UserError
 
 from .agent_result import AgentResult
@@ -16,14 +18,20 @@ from .transcript import Transcript
 class ConfirmationSteps:
     """Confirmation entry points and helpers of ``AgentRuntime``."""
 
-    def resume_after_confirmation(self, approved: bool, reason: str = "") -> AgentResult:
+    def resume_after_confirmation(self, approved: bool, reason: str = "", tool_call_id: str | None = None,
+                                  confirmation_id: int | None = None) -> AgentResult:
         """Continue a paused run: execute exactly the pending call, once,
         when approved (no LLM call decides anything before it runs), else
         give the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let it
         reason on; the same call is then refused without asking for the rest
-        of the turn (engine/executor.py)."""
+        of the turn (engine/executor.py). ``tool_call_id`` and
+        ``confirmation_id``, when given, are checked against the question
+        waiting once the run lock is held (two answers racing: the second
+        never answers the question the first one led to). Raises UserError
+        when nothing, or another question, waits."""
         with self._running():
             self._check_waiting()
+            self.thread._check_confirmation_answer(tool_call_id, confirmation_id)
             return self._guarded(self._resume, approved, reason)
 
     def _resume(self, approved: bool, reason: str) -> AgentResult:
@@ -108,12 +116,12 @@ class ConfirmationSteps:
 
     def _pause(self, call_id: str, name: str, result) -> ConfirmationRequest:
         """Store the confirmation request of a call that waits (``result``:
-        its ExecutionResult) and return it."""
+        its ExecutionResult) and return it, with its ``confirmation_id``."""
         request = ConfirmationRequest(call_id, name, reason=result.confirmation_reason,
                                       risk_level=self.context.tools[name].risk_level, **result.confirmation)
         self.audit.flush()  # the thread logs the request itself, after what came before it
-        self.transcript.add_confirmation_request(request)
-        return request
+        row = self.transcript.add_confirmation_request(request)
+        return replace(request, confirmation_id=row.id)
 
     def _rejected_keys(self) -> frozenset[str]:
         """The ``call_key`` of each call the user rejected in this turn."""

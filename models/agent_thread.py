@@ -1,4 +1,5 @@
 import logging
+from dataclasses import replace
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
@@ -242,11 +243,13 @@ class AgenticAiThread(models.Model):
     @api.private
     def request_confirmation(self, request: ConfirmationRequest):
         """Pause the thread on ``request`` until the user approves or rejects
-        it. Returns the transcript row."""
+        it; the stored request's ``confirmation_id`` is the id of the
+        transcript row, which is returned."""
         self.ensure_one()
-        self._set_runtime_state(state="waiting_confirmation", pending_confirmation=request.to_json())
         message = self._add_message("confirmation_request", request.summary(), tool_call_id=request.tool_call_id,
                                     tool_name=request.tool, tool_arguments=dumps(request.arguments))
+        request = replace(request, confirmation_id=message.id)  # this question's own id (an answer names it)
+        self._set_runtime_state(state="waiting_confirmation", pending_confirmation=request.to_json())
         self.env["agentic.ai.execution.log"].log(
             "confirmation_request", thread=self, tool_name=request.tool, tool_call_id=request.tool_call_id,
             model_name=request.model or False, record_ids=[r.get("id") for r in request.records] or None,
@@ -282,27 +285,48 @@ class AgenticAiThread(models.Model):
             return False
         return {**request.to_dict(), "summary": request.summary()}
 
-    def handle_confirmation(self, approved, reason=None, tool_call_id=None):
+    def handle_confirmation(self, approved, reason=None, tool_call_id=None, confirmation_id=None):
         """Resume the paused run: execute the pending call when ``approved``,
         else tell the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let
-        it choose another way. ``tool_call_id``, when given, must be the
-        pending call's (the answer is for the call the user saw). Returns
-        the runtime's ``AgentResult``."""
+        it choose another way. ``confirmation_id`` and ``tool_call_id``, when
+        given, must name the question waiting now (the answer is for what
+        the user saw; see ``_check_confirmation_answer``). Returns the
+        runtime's ``AgentResult``."""
         self._check_waiting()
-        if tool_call_id is not None:
-            self._check_confirmation_call(tool_call_id)
+        self._check_confirmation_answer(tool_call_id, confirmation_id)
         if not isinstance(approved, bool):
             raise UserError(self.env._("approved must be true or false."))
         if reason is not None and not isinstance(reason, str):
             raise UserError(self.env._("The reason must be a text."))
-        return AgentRuntime(self.agent_id, self).resume_after_confirmation(approved, clean_text(reason, 2000))
+        return AgentRuntime(self.agent_id, self).resume_after_confirmation(
+            approved, clean_text(reason, 2000), tool_call_id=tool_call_id, confirmation_id=confirmation_id)
 
-    def _check_confirmation_call(self, tool_call_id):
-        """Raise UserError unless ``tool_call_id`` is the call waiting for
-        confirmation (the answer is for the call the user saw)."""
-        if tool_call_id != (self.get_pending_confirmation() or {}).get("tool_call_id"):
+    @api.private
+    def _check_confirmation_answer(self, tool_call_id=None, confirmation_id=None):
+        """Raise UserError unless the answer names the question waiting
+        now: ``confirmation_id`` (int) its own id, ``tool_call_id`` (str)
+        its call. A call asked about again (its approval reached a change
+        the user had not been shown) must be answered by ``confirmation_id``:
+        a repeated approval of the first question, by call id alone, must
+        not approve the second one unseen."""
+        pending = self.get_pending_confirmation() or {}
+        if confirmation_id is not None and (
+                not isinstance(confirmation_id, int) or isinstance(confirmation_id, bool)
+                or confirmation_id != pending.get("confirmation_id")):
+            raise UserError(self.env._("This conversation is waiting for another question than the one you "
+                                       "answered; nothing was run."))
+        if tool_call_id is None:
+            return
+        if tool_call_id != pending.get("tool_call_id"):
             raise UserError(self.env._("This conversation is waiting for another action than the one you answered; "
                                        "nothing was run."))
+        if confirmation_id is None and self.env["agentic.ai.thread.message"].search_count([
+                ("thread_id", "=", self.id), ("role", "=", "confirmation_response"),
+                ("tool_call_id", "=", tool_call_id)], limit=1):
+            raise UserError(self.env._(
+                "The agent asks again about this action (it reached a change you had not been shown); nothing "
+                "was run. Read the new question and answer it with its confirmation_id %s.",
+                pending.get("confirmation_id")))
 
     def cancel_confirmation(self):
         """End the paused turn without running the pending call and without

@@ -109,9 +109,14 @@ class TestRunRoutes(AgenticSetupMixin, HttpCase):
         call_id = self.pause()
         for params, text in (({"tool_call_id": call_id}, "thread_id must be a whole number"),
                              ({"thread_id": "1; drop", "tool_call_id": call_id}, "thread_id must be a whole number"),
-                             ({"thread_id": self.thread["id"]}, "tool_call_id must be a non-empty text"),
+                             ({"thread_id": self.thread["id"]}, "confirmation_id (or tool_call_id) is required"),
                              ({"thread_id": self.thread["id"], "tool_call_id": 5}, "tool_call_id must be"),
-                             ({"thread_id": self.thread["id"], "tool_call_id": "x" * 65}, "at most 64")):
+                             ({"thread_id": self.thread["id"], "tool_call_id": "x" * 65}, "at most 64"),
+                             ({"thread_id": self.thread["id"], "confirmation_id": "last"},
+                              "confirmation_id must be a whole number"),
+                             ({"thread_id": self.thread["id"], "confirmation_id": 2**31 - 1}, "another question"),
+                             ({"thread_id": self.thread["id"], "tool_call_id": call_id, "confirmation_id": 1},
+                              "another question")):
             with self.subTest(params=params):
                 self.refused("/agentic_ai/confirm/approve", text, **params)
         self.refused("/agentic_ai/confirm/reject", "reason must be", thread_id=self.thread["id"],

@@ -5,7 +5,7 @@ operation (judged before it runs) and through Python code that performs it
 operations roll the whole call back, even when the tool catches the
 refusal; allow lists, wildcards and user/group targeting; and a customer
 note that tells the agent to change the admin's password."""
-from odoo.exceptions import ValidationError
+from odoo.exceptions import UserError, ValidationError
 from odoo.tests import new_test_user, tagged
 
 from ..engine.executor import Executor
@@ -32,6 +32,17 @@ class TestSafetyRules(ToolCase):
                                                    "risk_level": "high", "python_code": code})
         self.agent.tool_ids = [(4, tool.id)]
         return name
+
+    def run_company_writes(self, *writes, call_id="call_writes"):
+        """A turn of the system administrator whose model calls a Python
+        tool making ``writes`` (``(res.company record, values)`` pairs, in
+        order); the agent asks for no confirmation of its own, so only the
+        changes' own rules ask. Returns ``(thread, result)``."""
+        code = "".join(f"env['res.company'].browse({record.id}).write({values!r})\n" for record, values in writes)
+        name = self.python_tool("company_writes", code + "result = 'done'")
+        self.agent.require_confirmation = "never"
+        self.script(tool_call(name, {}, call_id), {"content": "Done."})
+        return self.run_agent("do it", user=self.sysadmin)
 
     def assert_refused(self, result, rule_xmlid):
         self.assertFalse(result.success, result.data)
@@ -255,14 +266,9 @@ class TestSafetyRules(ToolCase):
         through the thread, before anything stays."""
         company = self.env.company
         other = self.env["res.company"].create({"name": "Other Company"})
-        name = self.python_tool("two_config_changes", (
-            f"env['res.company'].browse({company.id}).write({{'name': 'First Change'}})\n"
-            f"env['res.company'].browse({company.id}).write({{'email': 'agent@example.com'}})\n"
-            f"env['res.company'].browse({other.id}).write({{'name': 'Second Change'}})\n"
-            "result = 'done'"))
-        self.agent.require_confirmation = "never"
-        self.script(tool_call(name, {}, "call_two"), {"content": "Done."})
-        thread, result = self.run_agent("do it", user=self.sysadmin)
+        thread, result = self.run_company_writes((company, {"name": "First Change"}),
+                                                 (company, {"email": "agent@example.com"}),
+                                                 (other, {"name": "Second Change"}))
         self.assertEqual(result.state, "waiting_confirmation")
         as_admin = thread.with_user(self.sysadmin)
         shown = []
@@ -273,6 +279,35 @@ class TestSafetyRules(ToolCase):
         self.assertEqual(shown, [(company.id, ["name"]), (company.id, ["email"]), (other.id, ["name"])])
         self.assertEqual((company.name, company.email, other.name), ("First Change", "agent@example.com",
                                                                      "Second Change"))
+
+    def test_a_repeated_approval_does_not_answer_the_question_asked_again(self):
+        """A double click: the first approval of a call reaches a change the
+        user was not shown, which is asked about under the same call id; the
+        second approval, naming the call only, or the first question's id,
+        is refused and runs nothing; the new question's own id answers it."""
+        company = self.env.company
+        thread, first = self.run_company_writes((company, {"name": "Renamed Once"}),
+                                                (company, {"email": "twice@example.com"}), call_id="call_twice")
+        as_admin = thread.with_user(self.sysadmin)
+        first_id = first.confirmation.confirmation_id
+        self.assertTrue(first_id)
+        self.assertEqual(thread.get_pending_confirmation()["confirmation_id"], first_id)
+        second = as_admin.handle_confirmation(True, tool_call_id="call_twice")
+        self.assertEqual(second.state, "waiting_confirmation")
+        second_id = second.confirmation.confirmation_id
+        self.assertNotEqual(second_id, first_id)
+        self.assertEqual(dict(second)["confirmation"]["confirmation_id"], second_id)
+        with self.assertRaisesRegex(UserError, f"asks again.*confirmation_id {second_id}"):
+            as_admin.handle_confirmation(True, tool_call_id="call_twice")
+        for stale in (first_id, True, "x"):
+            with self.subTest(stale=stale), self.assertRaisesRegex(UserError, "another question"):
+                as_admin.handle_confirmation(True, confirmation_id=stale)
+        self.assertNotEqual(company.email, "twice@example.com", "nothing ran on a refused answer")
+        wizard = self.env["agentic.ai.confirm.wizard"].with_user(self.sysadmin).create({"thread_id": thread.id})
+        self.assertEqual(wizard.confirmation_id, second_id)
+        wizard.action_approve()
+        self.assertEqual(thread.state, "completed")
+        self.assertEqual((company.name, company.email), ("Renamed Once", "twice@example.com"))
 
     # ------------------------------------------------- matching
     def test_patterns_allow_lists_and_targeting(self):

@@ -156,12 +156,16 @@ class TestStreaming(AgenticSetupMixin, HttpCase):
         self.assertEqual(request["tool"], "odoo_unlink")
         self.assertEqual(request["records"], [{"id": partner.id, "name": "Stream Delete Me"}])
         self.assertEqual(events[-1].data["state"], "waiting_confirmation")
-        # Another call id is refused before anything runs.
-        with open_stream(self, {"thread_id": self.thread.id, "approve": True, "tool_call_id": "other"}) as stream:
-            events = list(stream.events())
-        self.assertEqual([e.name for e in events if e.name != "comment"], ["error", "done"])
+        # Another call id, or another question's id, is refused before the stream opens.
+        for other in ({"tool_call_id": "other"}, {"confirmation_id": request["confirmation_id"] + 1}):
+            response = self.url_open("/agentic_ai/chat/stream", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"thread_id": self.thread.id, "approve": True, **other}))
+            self.assertEqual(response.status_code, 400, other)
+            self.assertIn("nothing was run", response.json()["error"]["message"])
         self.assertTrue(partner.exists())
-        events = self.stream({"thread_id": self.thread.id, "approve": True, "tool_call_id": request["tool_call_id"]})
+        self.assertEqual(request["confirmation_id"], request["id"], "the question's id is its transcript row")
+        events = self.stream({"thread_id": self.thread.id, "approve": True,
+                              "confirmation_id": request["confirmation_id"]})
         self.assertEqual(events[-1].data["state"], "completed")
         self.assertFalse(partner.exists())
 

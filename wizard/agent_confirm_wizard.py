@@ -20,6 +20,8 @@ class AgenticAiConfirmWizard(models.TransientModel):
     # Computed as the user who opens the dialog (not as superuser, Odoo's
     # default for stored computed fields): the thread's record rules apply.
     tool_call_id = fields.Char(compute="_compute_request", store=True, compute_sudo=False)
+    confirmation_id = fields.Integer(compute="_compute_request", store=True, compute_sudo=False,
+                                     help="The question this dialog shows (its transcript row).")
     tool_name = fields.Char(string="Tool", compute="_compute_request", store=True, compute_sudo=False)
     model_name = fields.Char(string="Model", compute="_compute_request", store=True, compute_sudo=False)
     risk_level = fields.Char(compute="_compute_request", store=True, compute_sudo=False)
@@ -41,11 +43,13 @@ class AgenticAiConfirmWizard(models.TransientModel):
         for wizard in self:
             request = wizard.thread_id.get_pending_confirmation() if wizard.thread_id else False
             if not request:
-                wizard.update({"tool_call_id": False, "tool_name": False, "model_name": False, "risk_level": False,
+                wizard.update({"tool_call_id": False, "confirmation_id": 0, "tool_name": False, "model_name": False,
+                               "risk_level": False,
                                "confirmation_reason": False, "summary": False, "parameters": False})
                 continue
             wizard.update({
                 "tool_call_id": request["tool_call_id"],
+                "confirmation_id": request["confirmation_id"],
                 "tool_name": request["tool"],
                 "model_name": request["model"] or False,
                 "risk_level": request["risk_level"],
@@ -57,20 +61,23 @@ class AgenticAiConfirmWizard(models.TransientModel):
     def _check_same_request(self):
         self.ensure_one()
         pending = self.thread_id.get_pending_confirmation()
-        if not pending or pending["tool_call_id"] != self.tool_call_id:
+        if not pending or (pending["tool_call_id"], pending["confirmation_id"]) != (self.tool_call_id,
+                                                                                   self.confirmation_id):
             raise UserError(self.env._("This conversation is no longer waiting for this action; nothing was run. "
                                        "Open the conversation again to see where it stands."))
 
     def action_approve(self):
         """Run the shown call, once."""
         self._check_same_request()
-        self.thread_id.handle_confirmation(True, tool_call_id=self.tool_call_id)
+        self.thread_id.handle_confirmation(True, tool_call_id=self.tool_call_id,
+                                           confirmation_id=self.confirmation_id)
         return {"type": "ir.actions.act_window_close"}
 
     def action_reject(self):
         """Do not run it; the agent is told, with the reason."""
         self._check_same_request()
-        self.thread_id.handle_confirmation(False, (self.rejection_reason or "").strip(), tool_call_id=self.tool_call_id)
+        self.thread_id.handle_confirmation(False, (self.rejection_reason or "").strip(), tool_call_id=self.tool_call_id,
+                                           confirmation_id=self.confirmation_id)
         return {"type": "ir.actions.act_window_close"}
 
     def action_cancel_request(self):
