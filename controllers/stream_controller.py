@@ -25,10 +25,11 @@ import logging
 import threading
 
 from odoo import api, http
-from odoo.exceptions import AccessError, MissingError, UserError
+from odoo.exceptions import AccessError, LockError, MissingError, UserError
 from odoo.http import Response, request
 from odoo.modules.registry import Registry
 
+from ..engine import durability
 from ..engine.event_relay import HEARTBEAT_SECONDS, EventRelay
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
@@ -83,6 +84,7 @@ class AgenticAiStreamController(http.Controller):
         thread = Chat._get_thread(params.get("thread_id"))
         thread._check_owner_access()
         thread.agent_id._check_runnable(request.env.user)
+        AgenticAiStreamController._check_not_running(thread)
         if "approve" in params:
             if not isinstance(params["approve"], bool):
                 raise UserError(request.env._("Parameter approve must be true or false."))
@@ -95,6 +97,13 @@ class AgenticAiStreamController(http.Controller):
         if thread.state in ("queued", "executing"):
             raise UserError(request.env._("This conversation is busy; wait for the current request to finish."))
         return thread, ("send", message)
+
+    @staticmethod
+    def _check_not_running(thread):
+        """Raise LockError (a 409) when another request runs ``thread`` now
+        (it holds the run lock before its state says so)."""
+        if durability.run_is_alive(request.env.cr, thread.id):
+            raise LockError(request.env._("This conversation is already being processed."))
 
     @staticmethod
     def _heartbeat():
@@ -121,8 +130,8 @@ def _runner(dbname, uid, context, thread_id, job):
                     result = runtime.resume_after_confirmation(job[1], clean_text(job[4], 2000), tool_call_id=job[2],
                                                                confirmation_id=job[3])
             except (UserError, AccessError, MissingError) as exc:
-                relay.emit("error", {"message": str(exc)})
-                relay.emit("done", {"state": thread.state, "thread_id": thread_id})
+                relay.emit("error", {"message": str(exc)})  # refused: this request ran nothing
+                relay.emit("done", {"state": thread.state, "thread_id": thread_id, "error": str(exc)})
                 return
             if result.state == "error":
                 relay.emit("error", {"message": result.error or result.reply})

@@ -310,16 +310,17 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
 
     def test_stream_while_another_session_runs_the_thread(self):
         """Probe: two runs on the same thread at once (the other holds the
-        run lock in its own database session): a clear refusal, no ERROR."""
+        run lock in its own database session, before its state says so): a
+        409 before the stream opens, no ERROR."""
         other = sql_db.db_connect(self.env.cr.dbname).cursor()
         try:
             self.assertTrue(durability.try_run_lock(other, self.thread.id))
             with no_error_logs(self):
-                events = self.stream({"thread_id": self.thread.id, "message": "hi"})
+                response = self.post_stream({"thread_id": self.thread.id, "message": "hi"})
                 self.refused("/agentic_ai/chat/send", "already being processed", thread_id=self.thread.id,
                              message="hi")
-            self.assertEqual([e.name for e in events], ["error", "done"], events)
-            self.assertIn("already being processed", events[0].data["message"])
+            self.assertEqual(response.status_code, 409, response.text[:300])
+            self.assertIn("already being processed", response.json()["error"]["message"])
             durability.release_run_lock(other, self.thread.id)
         finally:
             other.close()
