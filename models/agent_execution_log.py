@@ -89,7 +89,8 @@ class AgenticAiExecutionLog(models.Model):
              "requesting user cannot read, so only AI administrators read it.")
     success = fields.Boolean(default=True, readonly=True)
     error_message = fields.Text(readonly=True)
-    duration_ms = fields.Integer(readonly=True)
+    # Averaged when grouped (pivot, graph): the latency of a call, not a sum of them.
+    duration_ms = fields.Integer(readonly=True, string="Duration (ms)", aggregator="avg")
     input_tokens = fields.Integer(readonly=True)
     output_tokens = fields.Integer(readonly=True)
     cost = fields.Float(digits=(16, 6), readonly=True, string="Cost (USD)")

@@ -239,6 +239,21 @@ class AgenticAiThread(models.Model):
             "context": {"default_thread_id": self.id},
         }
 
+    def action_open_chat(self):
+        """Open this conversation in the chat (the ``agentic_ai.chat_action``
+        client action, spec 000 §10.1): a client action dict whose
+        ``params`` carry ``thread_id`` (int). Raises UserError when several
+        conversations are selected, AccessError when the user may not read it."""
+        if len(self) != 1:
+            raise UserError(self.env._("Select one conversation to open in the chat."))
+        self.check_access("read")
+        return {
+            "type": "ir.actions.client",
+            "tag": "agentic_ai.chat_action",
+            "name": self.name,
+            "params": {"thread_id": self.id},
+        }
+
     # ----------------------------------------------------------- confirmation
     @api.private
     def request_confirmation(self, request: ConfirmationRequest):
