@@ -181,6 +181,8 @@ class TestMarkdownRoutes(AgenticSetupMixin, HttpCase):
         self.assertFalse(tree.xpath("//script | //svg | //img"))
         self.assertEqual(len(tree.xpath("//table")), 1, "content_html was flattened to text")
         self.assertEqual(tree.xpath("//button/@data-src"), ["http://attacker.invalid/p.png?d=secret"])
+        system = self.scenario.chat_requests()[0]["messages"][0]["content"]
+        self.assertIn("[display name](/odoo/<model>/<id>)", system, "the model is not told how to link records")
 
     def test_stream_message_event_carries_content_html(self):
         self.script({"content": "See [S00025](/odoo/sale.order/25)."})
