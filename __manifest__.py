@@ -9,7 +9,7 @@
     "license": "LGPL-3",
     "depends": ["base", "mail", "web"],
     "external_dependencies": {
-        "python": ["httpx", "tiktoken", "jsonschema"],
+        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py"],
     },
     "data": [
         "security/agentic_ai_security.xml",

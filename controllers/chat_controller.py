@@ -12,7 +12,8 @@ from ..engine.json_values import json_rows, to_json_value
 from ..engine.runtime import MAX_MESSAGE_CHARS
 from ..engine.text import clean_text
 
-MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
+MESSAGE_FIELDS = ["id", "role", "content", "content_html", "tool_name", "tool_call_id", "tool_arguments", "tool_status",
+                  "create_date"]
 MAX_NAME_CHARS = 200
 MAX_INT = 2**31 - 1
 MAX_REASON_CHARS = 2000
@@ -39,7 +40,12 @@ def _thread_dict(thread):
 def _messages(thread, after_id=0, limit=200):
     messages = request.env["agentic.ai.thread.message"].search(
         [("thread_id", "=", thread.id), ("id", ">", int(after_id or 0))], order="id", limit=int(limit))
-    return json_rows(messages, messages.read(MESSAGE_FIELDS))
+    values = messages.read(MESSAGE_FIELDS)
+    rows = json_rows(messages, values)
+    for row, read in zip(rows, values, strict=True):
+        # json_rows gives HTML fields as plain text; this one is the chat's sanitized markup (engine/markdown_render.py)
+        row["content_html"] = str(read["content_html"]) if read["content_html"] else None
+    return rows
 
 
 def _answer(thread, result):

@@ -9,6 +9,9 @@ Today is {current_date}. You are helping {user_name}.
 Use the tools to read and change ERP data; never invent records, ids, prices or amounts.
 When a tool returns an error, read it, correct the call and try again, or explain the problem.
 Answer in the user's language, briefly, and name the records you created or changed."""
+# Appended to every agent's prompt, its own or the default: the chat opens such links as the record's form.
+RECORD_LINK_INSTRUCTION = ("When you mention an Odoo record, link it in Markdown as "
+                           "[display name](/odoo/<model>/<id>), e.g. [S00025](/odoo/sale.order/25).")
 
 
 class AgenticAiAgent(models.Model):
@@ -193,7 +196,8 @@ class AgenticAiAgent(models.Model):
 
     def _build_system_message(self, user=None):
         """The system prompt with ``{current_date}``, ``{user_name}`` and
-        ``{company_name}`` filled in; unknown ``{...}`` are left as written."""
+        ``{company_name}`` filled in (unknown ``{...}`` are left as written),
+        then ``RECORD_LINK_INSTRUCTION``."""
         self.ensure_one()
         user = user or self.env.user
         values = {
@@ -204,7 +208,7 @@ class AgenticAiAgent(models.Model):
         text = self.system_prompt or DEFAULT_SYSTEM_PROMPT
         for key, value in values.items():
             text = text.replace("{%s}" % key, value or "")
-        return text
+        return f"{text.rstrip()}\n{RECORD_LINK_INSTRUCTION}"
 
     def _get_execution_env(self, user=None):
         """The environment tool calls run in: the requesting user's, never

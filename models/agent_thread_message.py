@@ -1,6 +1,8 @@
 import json
 
-from odoo import fields, models
+from odoo import api, fields, models
+
+from ..engine.markdown_render import render_markdown
 
 
 class AgenticAiThreadMessage(models.Model):
@@ -20,6 +22,12 @@ class AgenticAiThreadMessage(models.Model):
         ("confirmation_response", "Confirmation Response"),
     ], required=True)
     content = fields.Text()
+    # sanitize=False: render_markdown already ran Odoo's sanitizer and then
+    # changed the tree (image placeholders, record links' data-res-*), which
+    # a second pass of the field's own sanitizer would strip again.
+    content_html = fields.Html(
+        compute="_compute_content_html", sanitize=False,
+        help="An assistant message's Markdown as sanitized HTML (engine/markdown_render.py); empty for other roles.")
     tool_call_id = fields.Char(index=True, help="Id the LLM gave the call; links a call to its result.")
     tool_call_id_generated = fields.Boolean(help="The provider sent no usable id; this one is ours.")
     tool_provider_data = fields.Json(
@@ -42,6 +50,15 @@ class AgenticAiThreadMessage(models.Model):
     output_tokens = fields.Integer()
     user_id = fields.Many2one(related="thread_id.user_id", store=True, index=True)
     company_id = fields.Many2one(related="thread_id.company_id", store=True)
+
+    @api.depends("role", "content")
+    def _compute_content_html(self):
+        def label(host):
+            return self.env._("Load image from %s", host)
+
+        for message in self:
+            rendered = render_markdown(message.content, label) if message.role == "assistant" else ""
+            message.content_html = rendered or False
 
     def _get_arguments(self):
         """The stored arguments as a dict (``{}`` when they were not valid JSON)."""

@@ -36,3 +36,4 @@ from . import test_async_queue_processor
 from . import test_route_probes
 from . import test_webhook_probes
 from . import test_backend_views
+from . import test_markdown_render

@@ -95,7 +95,9 @@ def _quotation(match, results: list[dict]) -> dict:
     variants = (" Several products matched a name, so I took the first one listed; change the line on the "
                 "quotation if you meant another.") if len(results) > 2 else ""
     total = order.get("amount_total", {})
-    return {"content": f"{BANNER}\nI created quotation {order.get('name', '?')} for "
+    name = order.get("name", "?")
+    linked = f"[{name}](/odoo/sale.order/{order['id']})" if isinstance(order.get("id"), int) else name
+    return {"content": f"{BANNER}\nI created quotation {linked} for "
                        f"{order.get('customer', {}).get('name', customer)}: {lines}; total "
                        f"{total.get('amount')} {total.get('currency')}.{variants}"}
 
