@@ -35,3 +35,4 @@ from . import test_async_queue
 from . import test_async_queue_processor
 from . import test_route_probes
 from . import test_webhook_probes
+from . import test_chat_tour
