@@ -76,3 +76,15 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         stream = self.scenario.requests[-1]["stream"]
         self.assertLess(stream["sent"], stream["total"], "the provider's answer was cut short")
         self.assertEqual(len(self.scenario.chat_requests()), 1, "the stopped turn was not run again")
+
+    def test_owner_renames_and_archives_a_thread_and_the_list_hides_it(self):
+        thread = self.agent.with_user(self.salesperson).start_thread(name="old name")
+        kept = self.agent.with_user(self.salesperson).start_thread(name="kept")
+        thread.with_user(self.salesperson).write({"name": "new name"})
+        thread.with_user(self.salesperson).write({"active": False})
+        self.authenticate("chat_sales", "chat_sales")
+        listed = self.make_jsonrpc_request("/agentic_ai/thread/list", {})
+        self.assertEqual([t["id"] for t in listed], [kept.id], "an archived conversation is not listed")
+        self.assertEqual((thread.name, thread.active), ("new name", False))
+        answer = self.make_jsonrpc_request("/agentic_ai/thread/messages", {"thread_id": thread.id})
+        self.assertEqual(answer["thread"]["name"], "new name", "an archived conversation can still be opened")
