@@ -29,7 +29,12 @@
         "views/agent_webhook_views.xml",
         "wizard/agent_confirm_wizard_views.xml",
         "views/menus.xml",
+        "views/chat_action_views.xml",
     ],
+    "assets": {
+        "web.assets_backend": ["agentic_ai/static/src/**/*"],
+        "web.assets_tests": ["agentic_ai/static/tests/tours/**/*"],
+    },
     "application": True,
     "installable": True,
 }

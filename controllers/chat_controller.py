@@ -140,7 +140,7 @@ class AgenticAiChatController(http.Controller):
 
     @http.route("/agentic_ai/thread/list", type="jsonrpc", auth="user", methods=["POST"])
     def thread_list(self, limit=50, offset=0):
-        """The user's threads, newest first."""
+        """The user's active (not archived) threads, newest first."""
         threads = request.env["agentic.ai.thread"].search(
             [("user_id", "=", request.env.uid)], limit=min(max(self._int_param("limit", limit), 1), 200),
             offset=self._int_param("offset", offset or 0))

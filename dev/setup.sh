@@ -45,6 +45,22 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
+# --- a browser for Odoo's HttpCase tours (tests/test_chat_tour.py) ----------
+# Odoo's tour runner skips browser tests silently without Chrome or Chromium;
+# our tests must never be skipped, so a missing browser is installed here
+# (Debian's chromium) or the set-up fails saying what to install.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null \
+        && ! command -v google-chrome >/dev/null && ! command -v google-chrome-stable >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        log "installing Debian's chromium for the browser tests (apt-get)"
+        DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2
+    else
+        log "the browser tests need Chromium: install it as root with: apt-get install chromium"
+        exit 2
+    fi
+fi
+
 # --- addons path: Odoo needs the addon folder to be named agentic_ai --------
 ADDONS=$CACHE/addons-$(echo "$ROOT" | sha1sum | cut -c1-8)
 mkdir -p "$ADDONS"

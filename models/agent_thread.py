@@ -33,6 +33,8 @@ class AgenticAiThread(models.Model):
     _order = "write_date desc, id desc"
 
     name = fields.Char(required=True, default=lambda self: self.env._("New conversation"))
+    active = fields.Boolean(default=True, help="Archived conversations are hidden from the chat's sidebar and "
+                                               "the Conversations list; they keep their transcript.")
     agent_id = fields.Many2one("agentic.ai.agent", required=True, ondelete="cascade", index=True)
     user_id = fields.Many2one("res.users", required=True, default=lambda self: self.env.user, index=True,
                               ondelete="cascade")

@@ -287,7 +287,7 @@ class AgenticAiWebhook(models.Model):
         """Thread ``thread_id`` if it is one of this integration's (sudo),
         else MissingError: another integration's thread is not found either."""
         self.ensure_one()
-        thread = self.env["agentic.ai.thread"].sudo().search(
+        thread = self.env["agentic.ai.thread"].sudo().with_context(active_test=False).search(
             [("id", "=", thread_id), ("webhook_id", "=", self.id)], limit=1)
         if not thread:
             raise MissingError(self.env._("Conversation %s does not exist.", thread_id))

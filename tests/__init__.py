@@ -37,3 +37,4 @@ from . import test_route_probes
 from . import test_webhook_probes
 from . import test_backend_views
 from . import test_markdown_render
+from . import test_chat_tour

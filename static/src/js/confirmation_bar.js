@@ -1,0 +1,45 @@
+import { Component, useState } from "@odoo/owl";
+
+/**
+ * The call waiting for the user's word (README "Confirmations"): the
+ * records by name, each change before → after, the reason and the risk,
+ * with Approve, Reject (with a reason) and Cancel. The answer names the
+ * question by its confirmation_id.
+ */
+export class ConfirmationBar extends Component {
+    static template = "agentic_ai.ConfirmationBar";
+    static props = {
+        confirmation: Object,
+        disabled: { type: Boolean, optional: true },
+        onApprove: Function,
+        onReject: Function,
+        onCancel: Function,
+    };
+
+    setup() {
+        this.state = useState({ rejecting: false, reason: "" });
+    }
+
+    get riskClass() {
+        return { high: "text-bg-danger", medium: "text-bg-warning", low: "text-bg-secondary" }[
+            this.props.confirmation.risk_level
+        ] || "text-bg-secondary";
+    }
+
+    show(value) {
+        if (value === null || value === undefined || value === false) {
+            return "—";
+        }
+        return typeof value === "object" ? JSON.stringify(value) : String(value);
+    }
+
+    reject() {
+        if (!this.state.rejecting) {
+            this.state.rejecting = true;
+            return;
+        }
+        this.props.onReject(this.state.reason.trim());
+        this.state.rejecting = false;
+        this.state.reason = "";
+    }
+}

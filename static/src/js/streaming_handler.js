@@ -1,0 +1,336 @@
+import { rpc } from "@web/core/network/rpc";
+
+/**
+ * Client of `/agentic_ai/chat/stream` (spec 000 §10.2, README "Streaming").
+ *
+ * The request is a POST with a JSON body (the message never travels in a
+ * URL, so no EventSource); the answer is read with `response.body.getReader()`
+ * and parsed as server-sent events. Every event goes to a callback:
+ * `onToken({text} | {reset})`, `onMessage(row)`, `onToolCall(row)`,
+ * `onToolResult(row)`, `onPlanUpdate(data)`, `onConfirmationRequest(row)`,
+ * `onError({message})`, `onDone(result)`.
+ *
+ * A turn is never sent twice. When the stream drops, or no byte arrives
+ * within `firstByteTimeout` ms (a proxy that buffers), the handler polls
+ * `/agentic_ai/chat/poll` after the last row it saw until the thread is done;
+ * rows polled are handed to the same callbacks (the caller drops ids it
+ * already has). When the stream route answers that streaming is unavailable
+ * (no JSON error: the route is missing or a proxy failed) before anything
+ * ran, the message goes through `chat/send_async` (an answer to a
+ * confirmation through `confirm/approve` or `confirm/reject`) and is polled.
+ */
+export const STREAM_URL = "/agentic_ai/chat/stream";
+
+/** Statuses of a JSON refusal by the route itself: nothing ran, nothing to poll. */
+const REFUSALS = new Set([400, 403, 404, 409, 415]);
+
+/**
+ * Parse server-sent-event text. Feed it chunks; it returns the complete
+ * events found so far as `{name, data}` (`data` parsed as JSON when it is)
+ * and `{name: "comment", data: text}` for comment lines.
+ */
+export class SSEParser {
+    constructor() {
+        this.buffer = "";
+        this.eventName = "";
+        this.dataLines = [];
+    }
+
+    /** @param {string} text @returns {{name: string, data: any}[]} */
+    feed(text) {
+        this.buffer += text;
+        const events = [];
+        let index;
+        while ((index = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
+            const line = this.buffer.slice(0, index);
+            const newline = this.buffer.startsWith("\r\n", index) ? 2 : 1;
+            this.buffer = this.buffer.slice(index + newline);
+            const event = this.line(line);
+            if (event) {
+                events.push(event);
+            }
+        }
+        return events;
+    }
+
+    line(line) {
+        if (line === "") {
+            if (!this.dataLines.length) {
+                this.eventName = "";
+                return null;
+            }
+            const text = this.dataLines.join("\n");
+            const name = this.eventName || "message";
+            this.eventName = "";
+            this.dataLines = [];
+            let data = text;
+            try {
+                data = JSON.parse(text);
+            } catch {
+                // Not JSON: the text as sent.
+            }
+            return { name, data };
+        }
+        if (line.startsWith(":")) {
+            return { name: "comment", data: line.slice(1).trim() };
+        }
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) {
+            value = value.slice(1);
+        }
+        if (field === "event") {
+            this.eventName = value;
+        } else if (field === "data") {
+            this.dataLines.push(value);
+        }
+        return null;
+    }
+}
+
+const ROW_EVENTS = {
+    user: "message",
+    assistant: "message",
+    tool_call: "tool_call",
+    tool_result: "tool_result",
+    confirmation_request: "confirmation_request",
+};
+
+export class StreamingHandler {
+    /**
+     * @param {object} options
+     * @param {number} options.threadId
+     * @param {number} [options.afterId] the last row id the caller shows
+     * @param {object} options.callbacks see the class comment
+     * @param {number} [options.firstByteTimeout] ms to wait for the first byte
+     * @param {number} [options.pollInterval] ms between two polls
+     */
+    constructor({ threadId, afterId = 0, callbacks = {}, firstByteTimeout = 10000, pollInterval = 1000 }) {
+        this.threadId = threadId;
+        this.afterId = afterId;
+        this.callbacks = callbacks;
+        this.firstByteTimeout = firstByteTimeout;
+        this.pollInterval = pollInterval;
+        this.controller = new AbortController();
+        this.aborted = false;
+        this.finished = false;
+        this.mode = "stream";
+    }
+
+    /** Send a message and follow its run. */
+    send(message) {
+        return this.start({ thread_id: this.threadId, message }, () =>
+            rpc("/agentic_ai/chat/send_async", { thread_id: this.threadId, message })
+        );
+    }
+
+    /** Answer the waiting confirmation `confirmationId` and follow the run. */
+    answer(approve, confirmationId, reason = "") {
+        const params = { thread_id: this.threadId, confirmation_id: confirmationId };
+        const body = { ...params, approve };
+        if (!approve) {
+            body.reason = params.reason = reason;
+        }
+        return this.start(body, async () => {
+            const answer = await rpc(approve ? "/agentic_ai/confirm/approve" : "/agentic_ai/confirm/reject", params);
+            for (const row of answer.messages) {
+                this.dispatchRow(row);
+            }
+            return { after_id: this.afterId };
+        });
+    }
+
+    /** Stop reading and polling; the server stops the run at its next step. */
+    abort() {
+        this.aborted = true;
+        this.controller.abort();
+    }
+
+    async start(body, fallback) {
+        let response;
+        try {
+            response = await fetch(STREAM_URL, {
+                method: "POST",
+                headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+                body: JSON.stringify(body),
+                credentials: "same-origin",
+                signal: this.controller.signal,
+            });
+        } catch (error) {
+            if (this.aborted) {
+                return;
+            }
+            // No answer at all: whether the run started is unknown, so it is
+            // looked up, never sent again.
+            return this.poll(String(error));
+        }
+        if (!response.ok || !(response.headers.get("Content-Type") || "").includes("text/event-stream")) {
+            const refusal = await this.refusal(response);
+            if (refusal) {
+                this.emit("error", { message: refusal });
+                return this.finish({ thread_id: this.threadId, state: null, error: refusal, refused: true });
+            }
+            return this.fallBack(fallback);
+        }
+        return this.read(response);
+    }
+
+    /** The route's own JSON refusal message, or null (streaming unavailable). */
+    async refusal(response) {
+        if (!REFUSALS.has(response.status)) {
+            return null;
+        }
+        try {
+            const payload = await response.json();
+            return (payload && payload.error && payload.error.message) || null;
+        } catch {
+            return null;
+        }
+    }
+
+    async fallBack(fallback) {
+        this.mode = "fallback";
+        try {
+            const answer = await fallback();
+            if (answer && answer.after_id !== undefined) {
+                this.afterId = Math.max(this.afterId, answer.after_id);
+            }
+        } catch (error) {
+            const message = (error.data && error.data.message) || error.message || String(error);
+            this.emit("error", { message });
+            return this.finish({ thread_id: this.threadId, state: null, error: message, refused: true });
+        }
+        return this.poll();
+    }
+
+    async read(response) {
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        const parser = new SSEParser();
+        let gotByte = false;
+        let timedOut = false;
+        const timer = setTimeout(() => {
+            if (!gotByte) {
+                timedOut = true;
+                // A proxy holds the stream back: poll instead. The reader is
+                // left open (closing it would stop the run on the server) and
+                // cancelled once the polls see the end.
+                this.poll("no byte arrived");
+            }
+        }, this.firstByteTimeout);
+        try {
+            while (!this.aborted && !this.finished) {
+                const { value, done } = await reader.read();
+                if (done) {
+                    break;
+                }
+                gotByte = true;
+                if (timedOut) {
+                    continue;
+                }
+                for (const event of parser.feed(decoder.decode(value, { stream: true }))) {
+                    this.dispatch(event);
+                }
+            }
+        } catch {
+            // The connection dropped: handled below.
+        } finally {
+            clearTimeout(timer);
+        }
+        if (this.finished || this.aborted) {
+            reader.cancel().catch(() => {});
+            return;
+        }
+        if (!timedOut) {
+            return this.poll("the stream ended before its done event");
+        }
+    }
+
+    dispatch(event) {
+        const data = event.data;
+        if (data && typeof data === "object" && typeof data.id === "number" && event.name !== "done") {
+            this.afterId = Math.max(this.afterId, data.id);
+        }
+        if (event.name === "done") {
+            return this.finish(data);
+        }
+        this.emit(event.name, data);
+    }
+
+    /** A stored row (from poll or a JSON answer) as the event it stands for. */
+    dispatchRow(row) {
+        this.afterId = Math.max(this.afterId, row.id);
+        const name = ROW_EVENTS[row.role];
+        if (name) {
+            this.emit(name, row);
+        }
+    }
+
+    emit(name, data) {
+        const callback = {
+            token: "onToken",
+            message: "onMessage",
+            tool_call: "onToolCall",
+            tool_result: "onToolResult",
+            plan_update: "onPlanUpdate",
+            confirmation_request: "onConfirmationRequest",
+            error: "onError",
+            comment: "onComment",
+        }[name];
+        if (callback && this.callbacks[callback]) {
+            this.callbacks[callback](data);
+        }
+    }
+
+    finish(result) {
+        if (this.finished) {
+            return;
+        }
+        this.finished = true;
+        this.controller.abort();
+        if (this.callbacks.onDone) {
+            this.callbacks.onDone(result);
+        }
+    }
+
+    /** Poll the thread after the last row seen until it is done. */
+    async poll(reason = "") {
+        if (this.mode === "poll") {
+            return;
+        }
+        this.mode = "poll";
+        if (this.callbacks.onPolling) {
+            this.callbacks.onPolling(reason);
+        }
+        while (!this.aborted && !this.finished) {
+            let answer;
+            try {
+                answer = await rpc("/agentic_ai/chat/poll", { thread_id: this.threadId, after_id: this.afterId });
+            } catch {
+                answer = null; // offline for a moment: try again
+            }
+            if (this.aborted || this.finished) {
+                return;
+            }
+            if (answer) {
+                for (const row of answer.messages) {
+                    this.dispatchRow(row);
+                }
+                if (answer.done) {
+                    if (answer.error && answer.state === "error") {
+                        this.emit("error", { message: answer.error });
+                    }
+                    return this.finish({
+                        thread_id: this.threadId,
+                        state: answer.state,
+                        error: answer.error,
+                        thread: answer.thread,
+                        polled: true,
+                    });
+                }
+            }
+            await new Promise((resolve) => setTimeout(resolve, this.pollInterval));
+        }
+    }
+}
