@@ -32,7 +32,13 @@
         "views/chat_action_views.xml",
     ],
     "assets": {
-        "web.assets_backend": ["agentic_ai/static/src/**/*"],
+        # The dark theme's rules go into the dark bundle only (Odoo's own
+        # modules do the same with their *.dark.scss).
+        "web.assets_backend": [
+            "agentic_ai/static/src/**/*",
+            ("remove", "agentic_ai/static/src/**/*.dark.scss"),
+        ],
+        "web.assets_web_dark": ["agentic_ai/static/src/**/*.dark.scss"],
         "web.assets_tests": ["agentic_ai/static/tests/tours/**/*"],
     },
     "application": True,

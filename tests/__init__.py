@@ -38,3 +38,4 @@ from . import test_webhook_probes
 from . import test_backend_views
 from . import test_markdown_render
 from . import test_chat_tour
+from . import test_chat_screenshots
