@@ -123,9 +123,11 @@ class _Handler(BaseHTTPRequestHandler):
         """Server-sent events: ``(event_name or None, data)`` pairs; data is
         sent verbatim when it is a string. ``chunk_delay``: seconds between
         events. ``requests[-1]["stream"]`` records ``total`` events,
-        ``sent`` (count), ``sent_at`` (``time.monotonic()`` of each) and
-        ``dropped`` (the client closed the connection before the end)."""
-        log = {"total": len(events), "sent": 0, "sent_at": [], "dropped": False}
+        ``sent`` (count), ``sent_at`` (``time.monotonic()`` of each),
+        ``sent_epoch`` (``time.time()`` of each, to compare with another
+        process's clock on this machine, e.g. a browser's) and ``dropped``
+        (the client closed the connection before the end)."""
+        log = {"total": len(events), "sent": 0, "sent_at": [], "sent_epoch": [], "dropped": False}
         self.scenario.requests[-1]["stream"] = log
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -143,6 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             log["sent"] += 1
             log["sent_at"].append(time.monotonic())
+            log["sent_epoch"].append(time.time())
 
     def _embeddings(self, path: str, body: dict) -> None:
         failure = self.scenario.embeddings_error
