@@ -116,7 +116,12 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         """With Settings' "Follow runs by polling" on (a proxy that buffers),
         the chat queues the message (chat/send_async), shows it queued,
         and polls; once the processor ran, the reply is shown once."""
+        self.authenticate("chat_sales", "chat_sales")
+        agents = self.make_jsonrpc_request("/agentic_ai/agents", {})
+        self.assertTrue(agents and all(agent["streaming"] for agent in agents), "streaming is on by default")
         self.env["ir.config_parameter"].sudo().set_param("agentic_ai.chat_polling", "True")
+        agents = self.make_jsonrpc_request("/agentic_ai/agents", {})
+        self.assertFalse(any(agent["streaming"] for agent in agents), "the client is told to poll")
         self.script({"content": "processed in the background"})
         self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_send", login="chat_sales",
                         timeout=120)

@@ -40,7 +40,7 @@ registry.category("web_tour.tours").add("agentic_ai_chat_quotation", {
         { trigger: ".o_agentic_ai_input", run: "press Shift+Enter" },
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_bubble_user)) .o_agentic_ai_input" },
         ...send("Create a quotation for Azure Interior: 3 Office Chair Black and 1 Large Cabinet"),
-        { trigger: ".o_agentic_ai_bubble_user:contains(Azure Interior)" },
+        { trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(Azure Interior)" },
         // The tool steps, collapsed, with their arguments on a click.
         { trigger: ".o_agentic_ai_bubble_tool_call:contains(create_quotation) .o_agentic_ai_tool_toggle", run: "click" },
         { trigger: ".o_agentic_ai_bubble_tool_call .o_agentic_ai_tool_detail:contains(Office Chair Black)" },
