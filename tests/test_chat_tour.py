@@ -1,6 +1,10 @@
 """The chat in a real browser (issue 11 points 1, 2 and 5): Odoo's tours
 in headless Chromium drive static/src/js/chat_widget.js against the real
 routes and the scripted LLM server (static/tests/tours/chat_tour.js)."""
+import threading
+import time
+
+from odoo import SUPERUSER_ID, api
 from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tools import config
 
@@ -115,7 +119,9 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
     def test_polling_when_streaming_is_off(self):
         """With Settings' "Follow runs by polling" on (a proxy that buffers),
         the chat queues the message (chat/send_async), shows it queued,
-        and polls; once the processor ran, the reply is shown once."""
+        and polls; once the processor ran, the reply is shown once. Then a
+        second message is run by the processor while the page polls: every
+        row appears once (the client drops ids it already shows)."""
         self.authenticate("chat_sales", "chat_sales")
         agents = self.make_jsonrpc_request("/agentic_ai/agents", {})
         self.assertTrue(agents and all(agent["streaming"] for agent in agents), "streaming is on by default")
@@ -130,10 +136,51 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         self.assertFalse(self.scenario.chat_requests(), "nothing streamed: the message waits in the queue")
         self.env.ref(CRON).method_direct_trigger()  # HttpCase: the registry is in test mode already
         self.assertEqual(thread.state, "completed")
-        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_receive", login="chat_sales",
-                        timeout=120)
+        # Then a second message, polled live while the processor runs it.
+        self.script({"content": "the week before was quiet"})
+        join = self.run_processor_when_queued(thread.id, "and the week before?")
+        try:
+            self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_receive",
+                            login="chat_sales", timeout=120)
+        finally:
+            join()
+        thread.invalidate_recordset()
         self.assertEqual(thread.message_ids.filtered(lambda m: m.role in ("user", "assistant")).mapped("content"),
-                         ["summarise my week in the background", "processed in the background"])
+                         ["summarise my week in the background", "processed in the background",
+                          "and the week before?", "the week before was quiet"])
+
+    def run_processor_when_queued(self, thread_id, message):
+        """Start a thread that runs the queue processor once ``message``
+        waits on ``thread_id``, as the cron would while the page polls; the
+        test's cursor is shared under Odoo's registry test lock, which the
+        tour releases. Returns a function that joins it and re-raises."""
+        errors = []
+
+        def work():
+            threading.current_thread().testing = True
+            try:
+                deadline = time.monotonic() + 90
+                while time.monotonic() < deadline:
+                    with self.registry.cursor() as cr:
+                        env = api.Environment(cr, SUPERUSER_ID, {})
+                        queued = env["agentic.ai.thread"].search_count([
+                            ("id", "=", thread_id), ("state", "=", "queued"), ("pending_message", "=", message)])
+                        if queued:
+                            env.ref(CRON).method_direct_trigger()
+                            return
+                    time.sleep(0.2)
+                errors.append(AssertionError(f"{message!r} was never queued"))
+            except Exception as exc:  # noqa: BLE001 - re-raised in the test's thread by join()
+                errors.append(exc)
+
+        worker = threading.Thread(target=work, name="agentic-ai-test-processor")
+        worker.start()
+
+        def join():
+            worker.join(120)
+            if errors:
+                raise errors[0]
+        return join
 
 
 @tagged("post_install", "-at_install")

@@ -224,11 +224,16 @@ registry.category("web_tour.tours").add("agentic_ai_chat_polling_receive", {
             },
         },
         idle(),
+        // A second message, polled while the processor runs it: each row once.
+        ...send("and the week before?"),
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(the week before was quiet)" },
+        idle(),
         {
-            trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_pending))",
+            trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_pending)):not(:has(.o_agentic_ai_thinking))",
             run() {
-                count(".o_agentic_ai_bubble_user", 1);
-                count(".o_agentic_ai_bubble_assistant", 1);
+                count(".o_agentic_ai_bubble_user", 2);
+                count(".o_agentic_ai_bubble_user[data-message-id]", 2);
+                count(".o_agentic_ai_bubble_assistant", 2);
             },
         },
     ],
