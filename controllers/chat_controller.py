@@ -7,6 +7,7 @@ their offset, empty values null). No business logic lives here."""
 from odoo import http
 from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.http import request
+from odoo.tools import str2bool
 
 from ..engine.json_values import json_rows, to_json_value
 from ..engine.runtime import MAX_MESSAGE_CHARS
@@ -108,8 +109,16 @@ class AgenticAiChatController(http.Controller):
 
     @http.route("/agentic_ai/agents", type="jsonrpc", auth="user", methods=["POST"])
     def agents(self):
-        """Active agents the user may use: ``[{id, name, code, description, execution_mode}]``."""
+        """Active agents the user may use: ``[{id, name, code, description,
+        execution_mode, streaming}]``. ``streaming`` (added later; a client
+        that ignores it keeps working) is false when an administrator set the
+        system parameter ``agentic_ai.chat_polling`` (Settings, "Follow runs
+        by polling"), e.g. behind a proxy that buffers responses: the chat
+        client then queues messages with ``chat/send_async`` and polls
+        ``chat/poll`` instead of reading ``chat/stream``."""
         agents = request.env["agentic.ai.agent"].search([("state", "=", "active")])
+        streaming = not str2bool(
+            request.env["ir.config_parameter"].sudo().get_param("agentic_ai.chat_polling") or "0", default=False)
         usable = []
         for agent in agents:
             try:
@@ -117,7 +126,8 @@ class AgenticAiChatController(http.Controller):
             except AccessError:
                 continue
             usable.append({"id": agent.id, "name": agent.name, "code": agent.code,
-                           "description": agent.description or "", "execution_mode": agent.execution_mode})
+                           "description": agent.description or "", "execution_mode": agent.execution_mode,
+                           "streaming": streaming})
         return usable
 
     @http.route("/agentic_ai/thread/create", type="jsonrpc", auth="user", methods=["POST"])

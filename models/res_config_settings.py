@@ -47,6 +47,11 @@ class ResConfigSettings(models.TransientModel):
         help="How long a queued message that failed, or met another run's lock, waits before it is tried again; "
              "0 tries it at the processor's next pass.")
 
+    agentic_ai_chat_polling = fields.Boolean(
+        string="Follow runs by polling", config_parameter="agentic_ai.chat_polling",
+        help="The chat queues each message and polls for the answer instead of streaming it token by token; "
+             "turn on behind a proxy that buffers responses.")
+
     @api.constrains("agentic_ai_queue_retry_delay")
     def _check_queue_retry_delay(self):
         for settings in self:

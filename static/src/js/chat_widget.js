@@ -69,6 +69,8 @@ export class ChatAction extends Component {
             streamingText: "",
             running: false,
             thinking: false,
+            queued: false,
+            pendingText: "",
             plan: null,
             error: null,
             stats: null,
@@ -110,6 +112,10 @@ export class ChatAction extends Component {
             this.state.thread = answer.thread;
             this.state.agentId = answer.thread.agent_id;
             this.state.messages = answer.messages.filter((m) => SHOWN_ROLES.has(m.role)).map(normalizeRow);
+            if (["queued", "executing"].includes(answer.thread.state)) {
+                // A run started elsewhere (another tab, the queue): follow it.
+                this.follow((handler) => handler.poll(), () => this.openThread(threadId));
+            }
         } catch (error) {
             this.showError(errorText(error), () => this.openThread(threadId));
         }
@@ -149,6 +155,14 @@ export class ChatAction extends Component {
     get agentName() {
         const agent = this.state.agents.find((a) => a.id === this.state.agentId);
         return agent ? agent.name : (this.state.thread && this.state.thread.agent_name) || "";
+    }
+
+    /** False when an administrator turned streaming off for the agent
+     * (`streaming` of `/agentic_ai/agents`): runs are queued and polled. */
+    get streaming() {
+        const agentId = this.state.thread ? this.state.thread.agent_id : this.state.agentId;
+        const agent = this.state.agents.find((a) => a.id === agentId);
+        return !agent || agent.streaming !== false;
     }
 
     get confirmation() {
@@ -200,6 +214,8 @@ export class ChatAction extends Component {
             this.state.thread = thread;
             this.loadThreads();
         }
+        // Shown as the user's bubble until its stored row arrives.
+        this.state.pendingText = text;
         this.follow((handler) => handler.send(text), () => this.send(text));
     }
 
@@ -227,12 +243,20 @@ export class ChatAction extends Component {
 
     /** Start a run with `start(handler)` and show its events as they come. */
     follow(start, retry) {
-        Object.assign(this.state, { running: true, thinking: true, streamingText: "", plan: null, stats: null });
+        Object.assign(this.state, {
+            running: true,
+            thinking: true,
+            queued: false,
+            streamingText: "",
+            plan: null,
+            stats: null,
+        });
         this.state.thread.state = "executing";
         const handler = new StreamingHandler({
             threadId: this.state.thread.id,
             afterId: this.lastId,
             callbacks: this.callbacks(retry),
+            streaming: this.streaming,
         });
         this.handler = handler;
         start(handler);
@@ -262,6 +286,9 @@ export class ChatAction extends Component {
                 this.state.plan = data.plan || data;
             },
             onError: (data) => this.showError(data.message || _t("The agent failed."), retry),
+            onPollState: (data) => {
+                this.state.queued = data.state === "queued";
+            },
             onDone: (result) => this.finish(result),
         };
     }
@@ -269,6 +296,9 @@ export class ChatAction extends Component {
     addRow(row) {
         if (!SHOWN_ROLES.has(row.role) || this.state.messages.some((m) => m.id === row.id)) {
             return;
+        }
+        if (row.role === "user") {
+            this.state.pendingText = "";
         }
         const normalized = normalizeRow(row);
         if (row.role === "tool_result") {
@@ -284,14 +314,14 @@ export class ChatAction extends Component {
 
     async finish(result) {
         this.handler = null;
-        Object.assign(this.state, { thinking: false });
+        Object.assign(this.state, { thinking: false, queued: false });
         try {
             await this.sync();
         } catch (error) {
             this.showError(errorText(error), () => this.sync());
         }
         // The streamed text is in its row now (or was dropped by a refusal).
-        Object.assign(this.state, { running: false, streamingText: "" });
+        Object.assign(this.state, { running: false, streamingText: "", pendingText: "" });
         if (result && result.state === "interrupted" && !this.state.error) {
             this.notification.add(_t("The run was stopped; what it did is kept."), { type: "info" });
         }

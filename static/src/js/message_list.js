@@ -8,7 +8,8 @@ const MODEL_NAME = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$/;
 /**
  * The transcript, oldest first, then what is arriving: "Agent is
  * thinking…" dots until the first token, then the streamed text with a
- * blinking cursor. A click on a record link of a reply opens that record's
+ * blinking cursor. A message sent but not stored yet shows as a pending
+ * bubble; a run waiting in the queue (streaming off) says so. A click on a record link of a reply opens that record's
  * form; a click on an image placeholder loads that image.
  */
 export class MessageList extends Component {
@@ -20,6 +21,8 @@ export class MessageList extends Component {
         thinking: Boolean,
         streaming: Boolean,
         plan: { type: [Object, Array, { value: null }], optional: true },
+        pendingText: { type: String, optional: true },
+        queued: { type: Boolean, optional: true },
     };
 
     setup() {

@@ -18,6 +18,10 @@ import { rpc } from "@web/core/network/rpc";
  * (no JSON error: the route is missing or a proxy failed) before anything
  * ran, the message goes through `chat/send_async` (an answer to a
  * confirmation through `confirm/approve` or `confirm/reject`) and is polled.
+ * With `streaming: false` (an administrator turned streaming off, see the
+ * `streaming` key of `/agentic_ai/agents`) the stream route is never tried:
+ * every run takes that same way. Each poll answer's state goes to
+ * `onPollState({state, thread})` ("queued" until the processor takes it).
  */
 export const STREAM_URL = "/agentic_ai/chat/stream";
 
@@ -105,8 +109,17 @@ export class StreamingHandler {
      * @param {object} options.callbacks see the class comment
      * @param {number} [options.firstByteTimeout] ms to wait for the first byte
      * @param {number} [options.pollInterval] ms between two polls
+     * @param {boolean} [options.streaming] false: queue and poll, never stream
      */
-    constructor({ threadId, afterId = 0, callbacks = {}, firstByteTimeout = 10000, pollInterval = 1000 }) {
+    constructor({
+        threadId,
+        afterId = 0,
+        callbacks = {},
+        firstByteTimeout = 10000,
+        pollInterval = 1000,
+        streaming = true,
+    }) {
+        this.streaming = streaming;
         this.threadId = threadId;
         this.afterId = afterId;
         this.callbacks = callbacks;
@@ -148,6 +161,9 @@ export class StreamingHandler {
     }
 
     async start(body, fallback) {
+        if (!this.streaming) {
+            return this.fallBack(fallback);
+        }
         let response;
         try {
             response = await fetch(STREAM_URL, {
@@ -195,6 +211,9 @@ export class StreamingHandler {
             const answer = await fallback();
             if (answer && answer.after_id !== undefined) {
                 this.afterId = Math.max(this.afterId, answer.after_id);
+            }
+            if (answer && answer.state) {
+                this.emit("poll_state", { state: answer.state, thread: answer.thread });
             }
         } catch (error) {
             const message = (error.data && error.data.message) || error.message || String(error);
@@ -277,6 +296,7 @@ export class StreamingHandler {
             confirmation_request: "onConfirmationRequest",
             error: "onError",
             comment: "onComment",
+            poll_state: "onPollState",
         }[name];
         if (callback && this.callbacks[callback]) {
             this.callbacks[callback](data);
@@ -314,6 +334,7 @@ export class StreamingHandler {
                 return;
             }
             if (answer) {
+                this.emit("poll_state", { state: answer.state, thread: answer.thread });
                 for (const row of answer.messages) {
                     this.dispatchRow(row);
                 }

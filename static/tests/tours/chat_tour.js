@@ -14,6 +14,16 @@ function send(text) {
     ];
 }
 
+let quotationName = "";
+
+/** Fail unless `selector` matches exactly `count` elements. */
+function count(selector, expected) {
+    const found = document.querySelectorAll(selector).length;
+    if (found !== expected) {
+        throw new Error(`${found} elements match ${selector}, expected ${expected}`);
+    }
+}
+
 function idle() {
     return { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_stop)) .o_agentic_ai_send" };
 }
@@ -30,7 +40,7 @@ registry.category("web_tour.tours").add("agentic_ai_chat_quotation", {
         { trigger: ".o_agentic_ai_input", run: "press Shift+Enter" },
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_bubble_user)) .o_agentic_ai_input" },
         ...send("Create a quotation for Azure Interior: 3 Office Chair Black and 1 Large Cabinet"),
-        { trigger: ".o_agentic_ai_bubble_user:contains(Azure Interior)" },
+        { trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(Azure Interior)" },
         // The tool steps, collapsed, with their arguments on a click.
         { trigger: ".o_agentic_ai_bubble_tool_call:contains(create_quotation) .o_agentic_ai_tool_toggle", run: "click" },
         { trigger: ".o_agentic_ai_bubble_tool_call .o_agentic_ai_tool_detail:contains(Office Chair Black)" },
@@ -44,6 +54,35 @@ registry.category("web_tour.tours").add("agentic_ai_chat_quotation", {
         // Tokens and cost of the thread on demand.
         { trigger: ".o_agentic_ai_stats_button", run: "click" },
         { trigger: ".o_agentic_ai_stats:contains(Cost)" },
+        // A foreign image waits for a click, then loads.
+        { trigger: ".o_agentic_ai_chat:not(:has(img.o_agentic_ai_image))" },
+        {
+            trigger: ".o_agentic_ai_bubble_assistant button.o_agentic_ai_image_placeholder[data-src*='/web/static/img/logo.png']",
+            run: "click",
+        },
+        { trigger: ".o_agentic_ai_bubble_assistant img.o_agentic_ai_image[src*='/web/static/img/logo.png']" },
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_image_placeholder))" },
+        // The quotation's link in the reply opens its form.
+        {
+            trigger: ".o_agentic_ai_bubble_assistant a.o_agentic_ai_record_link[data-res-model='sale.order']",
+            run() {
+                quotationName = this.anchor.textContent.trim();
+                if (!/^S\d{5}$/.test(quotationName)) {
+                    throw new Error(`the link names the quotation, not "${quotationName}"`);
+                }
+                this.anchor.click();
+            },
+        },
+        {
+            trigger: ".o_form_view .o_field_widget[name='name']",
+            run() {
+                const shown = this.anchor.textContent.trim();
+                if (shown !== quotationName) {
+                    throw new Error(`the form shows ${shown}, the link named ${quotationName}`);
+                }
+            },
+        },
+        { trigger: ".o_breadcrumb:contains(S0)" },
     ],
 });
 
@@ -78,5 +117,147 @@ registry.category("web_tour.tours").add("agentic_ai_chat_stop", {
         { trigger: ".o_agentic_ai_stop", run: "click" },
         idle(),
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_cursor))" },
+    ],
+});
+
+registry.category("web_tour.tours").add("agentic_ai_chat_br32", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        {
+            trigger: "select.o_agentic_ai_agent_select",
+            run(helpers) {
+                window.__pwned = undefined;
+                return helpers.selectByLabel(AGENT);
+            },
+        },
+        ...send("show me the report"),
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id] .o_agentic_ai_html table" },
+        idle(),
+        {
+            trigger: ".o_agentic_ai_bubble_assistant[data-message-id] .o_agentic_ai_html",
+            run() {
+                const bubble = this.anchor;
+                if (window.__pwned !== undefined) {
+                    throw new Error(`a payload ran: window.__pwned = ${window.__pwned}`);
+                }
+                // Normal Markdown renders.
+                if (!bubble.querySelector("table td") || !bubble.querySelector("pre code")) {
+                    throw new Error("the table or the code block did not render");
+                }
+                // Nothing live: no script, no handler, no svg, no javascript: link.
+                if (bubble.querySelector("script, svg, iframe, object, embed")) {
+                    throw new Error("an active element was rendered");
+                }
+                for (const el of bubble.querySelectorAll("*")) {
+                    for (const attr of el.attributes) {
+                        if (attr.name.startsWith("on")) {
+                            throw new Error(`an event handler survived: ${attr.name}`);
+                        }
+                    }
+                }
+                for (const link of bubble.querySelectorAll("a")) {
+                    if (/^\s*(javascript|data|vbscript):/i.test(link.getAttribute("href") || "")) {
+                        throw new Error(`a live link survived: ${link.outerHTML}`);
+                    }
+                }
+                // Raw HTML is shown as text.
+                const text = bubble.textContent;
+                for (const raw of ["<img src=x onerror=", "<svg onload=", "<script>window.__pwned=4</script>"]) {
+                    if (!text.includes(raw)) {
+                        throw new Error(`the raw HTML ${raw} is not shown as text`);
+                    }
+                }
+            },
+        },
+        // The link text does nothing when clicked.
+        {
+            trigger: ".o_agentic_ai_bubble_assistant .o_agentic_ai_html :contains(javascript:window.__pwned=3):not(:has(*:contains(javascript:window.__pwned=3)))",
+            run: "click",
+        },
+        {
+            trigger: ".o_agentic_ai_bubble_assistant .o_agentic_ai_html",
+            run() {
+                if (window.__pwned !== undefined) {
+                    throw new Error(`the link ran: window.__pwned = ${window.__pwned}`);
+                }
+                // The foreign image is a placeholder: nothing was fetched.
+                count("img[src*='attacker.invalid']", 0);
+                count(".o_agentic_ai_image_placeholder[data-src*='attacker.invalid']", 1);
+                const requests = performance
+                    .getEntriesByType("resource")
+                    .filter((entry) => entry.name.includes("attacker.invalid"));
+                if (requests.length) {
+                    throw new Error(`a request left for attacker.invalid: ${requests[0].name}`);
+                }
+            },
+        },
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_error))" },
+    ],
+});
+
+registry.category("web_tour.tours").add("agentic_ai_chat_polling_send", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        { trigger: "select.o_agentic_ai_agent_select", run: `selectByLabel ${AGENT}` },
+        ...send("summarise my week in the background"),
+        // Queued: the message waits for the processor, shown once, pending.
+        { trigger: ".o_agentic_ai_queued" },
+        {
+            trigger: ".o_agentic_ai_bubble_user.o_agentic_ai_pending:contains(summarise my week)",
+            run() {
+                count(".o_agentic_ai_bubble_user", 1);
+            },
+        },
+        { trigger: ".o_agentic_ai_stop" },
+    ],
+});
+
+registry.category("web_tour.tours").add("agentic_ai_chat_polling_receive", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        { trigger: ".o_agentic_ai_thread:contains(summarise my week) .o_agentic_ai_thread_name", run: "click" },
+        {
+            trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(processed in the background)",
+            run() {
+                count(".o_agentic_ai_bubble_user", 1);
+                count(".o_agentic_ai_bubble_assistant", 1);
+            },
+        },
+        idle(),
+        // A second message, polled while the processor runs it: each row once.
+        ...send("and the week before?"),
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(the week before was quiet)" },
+        idle(),
+        {
+            trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_pending)):not(:has(.o_agentic_ai_thinking))",
+            run() {
+                count(".o_agentic_ai_bubble_user", 2);
+                count(".o_agentic_ai_bubble_user[data-message-id]", 2);
+                count(".o_agentic_ai_bubble_assistant", 2);
+            },
+        },
+    ],
+});
+
+registry.category("web_tour.tours").add("agentic_ai_chat_phone", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        // At a phone's width the conversations are folded away, one tap from the header.
+        { trigger: ".o_agentic_ai_chat:not(.o_agentic_ai_sidebar_open) .o_agentic_ai_sidebar_toggle", run: "click" },
+        { trigger: ".o_agentic_ai_sidebar .o_agentic_ai_new_thread", run: "click" },
+        { trigger: ".o_agentic_ai_chat:not(.o_agentic_ai_sidebar_open) select.o_agentic_ai_agent_select",
+          run: `selectByLabel ${AGENT}` },
+        ...send("hello from my phone"),
+        { trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(hello from my phone)" },
+        {
+            trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(Hello from the desk)",
+            run() {
+                const box = this.anchor.getBoundingClientRect();
+                if (box.left < 0 || box.right > window.innerWidth + 1) {
+                    throw new Error(`the reply overflows the screen: ${box.left}-${box.right} of ${window.innerWidth}`);
+                }
+            },
+        },
+        idle(),
     ],
 });
