@@ -284,7 +284,8 @@ class AgentRuntime(ConfirmationSteps):
         """Whether the client that listens to the run went away (asked
         between streamed chunks: no query). Sets ``stop_reason``."""
         if self._client_stop():
-            self.stop_reason = self.stop_reason or self.env._("the client disconnected")
+            self.stop_reason = self.stop_reason or self.env._(
+                "the reply stopped being followed (Stop pressed, the page closed or the connection lost)")
             return True
         return False
 

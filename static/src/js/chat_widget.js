@@ -2,6 +2,7 @@ import { Component, onWillStart, onWillUnmount, useState } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 import { rpc } from "@web/core/network/rpc";
 import { registry } from "@web/core/registry";
+import { browser } from "@web/core/browser/browser";
 import { useService } from "@web/core/utils/hooks";
 import { standardActionServiceProps } from "@web/webclient/actions/action_service";
 import { Composer } from "./composer";
@@ -41,6 +42,10 @@ export function normalizeRow(row) {
     };
 }
 
+/** The tab's last open conversation (sessionStorage): coming back from a
+ * record's form, or reloading, reopens it. */
+const LAST_THREAD_KEY = "agentic_ai.chat.thread_id";
+
 function errorText(error) {
     return (error && error.data && error.data.message) || (error && error.message) || String(error);
 }
@@ -79,10 +84,17 @@ export class ChatAction extends Component {
         this.handler = null;
         this.retry = null;
         onWillStart(async () => {
-            const threadId = parseInt((this.props.action.params || {}).thread_id, 10);
+            const action = this.props.action;
+            const asked = (action.params || {}).thread_id || ((action.context || {}).params || {}).thread_id;
             await Promise.all([this.loadAgents(), this.loadThreads()]);
+            const threadId = parseInt(asked, 10);
             if (threadId > 0) {
                 await this.openThread(threadId);
+            } else {
+                const last = parseInt(browser.sessionStorage.getItem(LAST_THREAD_KEY), 10);
+                if (last > 0 && this.state.threads.some((t) => t.id === last)) {
+                    await this.openThread(last);
+                }
             }
         });
         onWillUnmount(() => this.handler && this.handler.abort());
@@ -100,8 +112,31 @@ export class ChatAction extends Component {
         this.state.threads = await rpc("/agentic_ai/thread/list", { limit: 200 });
     }
 
+    /** Tell the user why a conversation cannot be left while its run is followed. */
+    refuseWhileRunning() {
+        this.notification.add(
+            _t("A reply is being written in this conversation: wait for it, or press Stop, before opening another one."),
+            { type: "warning" }
+        );
+    }
+
+    /** Remember ``thread`` as the one shown (the URL and the tab's storage). */
+    remember(threadId) {
+        if (threadId) {
+            browser.sessionStorage.setItem(LAST_THREAD_KEY, String(threadId));
+        } else {
+            browser.sessionStorage.removeItem(LAST_THREAD_KEY);
+        }
+        if (this.props.updateActionState) {
+            this.props.updateActionState({ thread_id: threadId || undefined });
+        }
+    }
+
     async openThread(threadId) {
         if (this.state.running) {
+            if (!this.state.thread || this.state.thread.id !== threadId) {
+                this.refuseWhileRunning();
+            }
             return;
         }
         this.state.error = null;
@@ -112,6 +147,7 @@ export class ChatAction extends Component {
             this.state.thread = answer.thread;
             this.state.agentId = answer.thread.agent_id;
             this.state.messages = answer.messages.filter((m) => SHOWN_ROLES.has(m.role)).map(normalizeRow);
+            this.remember(threadId);
             if (["queued", "executing"].includes(answer.thread.state)) {
                 // A run started elsewhere (another tab, the queue): follow it.
                 this.follow((handler) => handler.poll(), () => this.openThread(threadId));
@@ -126,9 +162,10 @@ export class ChatAction extends Component {
 
     newThread() {
         if (this.state.running) {
-            return;
+            return this.refuseWhileRunning();
         }
         Object.assign(this.state, { thread: null, messages: [], error: null, stats: null, plan: null });
+        this.remember(null);
         if (this.ui.isSmall) {
             this.state.sidebarOpen = false;
         }
@@ -212,6 +249,7 @@ export class ChatAction extends Component {
                 return this.showError(errorText(error), () => this.send(text));
             }
             this.state.thread = thread;
+            this.remember(thread.id);
             this.loadThreads();
         }
         // Shown as the user's bubble until its stored row arrives.

@@ -9,6 +9,7 @@ export class ThreadSidebar extends Component {
     static props = {
         threads: Array,
         currentId: { type: [Number, { value: null }], optional: true },
+        busyId: { type: [Number, { value: null }], optional: true },
         onOpen: Function,
         onNew: Function,
         onRename: Function,
@@ -24,6 +25,12 @@ export class ThreadSidebar extends Component {
         return search
             ? this.props.threads.filter((thread) => (thread.name || "").toLowerCase().includes(search))
             : this.props.threads;
+    }
+
+    /** A conversation whose run is going cannot be renamed or archived
+     * until it ends (its run holds its row: the change would wait for it). */
+    isBusy(thread) {
+        return thread.id === this.props.busyId || ["queued", "executing"].includes(thread.state);
     }
 
     startRename(thread) {

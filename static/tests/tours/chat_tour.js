@@ -83,6 +83,10 @@ registry.category("web_tour.tours").add("agentic_ai_chat_quotation", {
             },
         },
         { trigger: ".o_breadcrumb:contains(S0)" },
+        // Back to the chat: the same conversation is shown again.
+        { trigger: ".o_breadcrumb .breadcrumb-item a:contains(Chat)", run: "click" },
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(quotation is ready)" },
+        { trigger: ".o_agentic_ai_thread.active:contains(Create a quotation for Azure)" },
     ],
 });
 
@@ -114,9 +118,16 @@ registry.category("web_tour.tours").add("agentic_ai_chat_stop", {
         { trigger: "select.o_agentic_ai_agent_select", run: `selectByLabel ${AGENT}` },
         ...send("tell me a long story"),
         { trigger: ".o_agentic_ai_streaming .o_agentic_ai_cursor" },
+        // While it runs, the conversation cannot be renamed or left.
+        { trigger: ".o_agentic_ai_thread.active .o_agentic_ai_rename:disabled" },
+        { trigger: ".o_agentic_ai_new_thread", run: "click" },
+        { trigger: ".o_notification:contains(press Stop)" },
+        { trigger: ".o_agentic_ai_streaming .o_agentic_ai_cursor" },
         { trigger: ".o_agentic_ai_stop", run: "click" },
         idle(),
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_cursor))" },
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(Stop pressed)" },
+        { trigger: ".o_agentic_ai_thread.active .o_agentic_ai_rename:enabled" },
     ],
 });
 
