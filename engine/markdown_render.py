@@ -25,7 +25,10 @@ BR-32): everything a model writes is treated as written by an attacker.
      (an image of ``/web/session/logout`` would otherwise log the reader
      out); ``data:`` and other schemes are dropped;
    - a link keeps its ``href`` only when it is ``http(s)``, ``mailto:`` or
-     a relative path (the element is unwrapped otherwise, its text stays);
+     a path on this Odoo under ``/odoo`` (records, menus) or its file
+     routes, with no ``.``/``..`` segment (the element is unwrapped
+     otherwise, its text stays): a link to ``/web/session/logout`` or
+     ``/web/database/manager`` written into a record is never clickable;
      links to another host get ``target="_blank" rel="noopener noreferrer
      nofollow"``;
    - a link to an Odoo 19 record URL ``/odoo/<model.name>/<id>`` gets
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from lxml import etree, html
 from markdown_it import MarkdownIt
@@ -51,6 +54,7 @@ EXTERNAL_REL = "noopener noreferrer nofollow"
 IMAGE_PLACEHOLDER_CLASS = "o_agentic_ai_image_placeholder"
 RECORD_LINK_CLASS = "o_agentic_ai_record_link"
 LOCAL_IMAGE_PREFIXES = ("/web/image/", "/web/content/")  # Odoo's read-only file routes
+LOCAL_LINK_PREFIXES = ("/odoo/", *LOCAL_IMAGE_PREFIXES)  # Odoo 19's web client URLs and its files
 # Odoo 19's record URL: /odoo/<model>/<id>; a segment holding a dot is a model name
 RECORD_PATH_RE = re.compile(r"^/odoo/(?P<model>[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)/(?P<id>[1-9][0-9]{0,9})/?$")
 CODE_CLASS_RE = re.compile(r"^language-[\w+#.-]{1,40}$")
@@ -139,6 +143,9 @@ def _link(link) -> None:
         link.drop_tag()  # an inert link is its text
         return
     scheme, host, path = parts
+    if not scheme and not host and not _local_link(path):
+        link.drop_tag()
+        return
     title = link.get("title")
     link.attrib.clear()
     link.set("href", href)
@@ -153,6 +160,15 @@ def _link(link) -> None:
         link.set("class", RECORD_LINK_CLASS)
         link.set("data-res-model", record["model"])
         link.set("data-res-id", record["id"])
+
+
+def _local_link(path: str) -> bool:
+    """Whether ``path`` (of a link without scheme or host) is a page of
+    Odoo's web client or one of its files; browsers resolve ``..`` (also
+    percent-encoded) before the request, so no such segment is allowed."""
+    if path != "/odoo" and not path.startswith(LOCAL_LINK_PREFIXES):
+        return False
+    return not any(unquote(segment) in (".", "..") for segment in path.split("/"))
 
 
 def _remove(element) -> None:

@@ -112,10 +112,21 @@ class TestMarkdownRender(TransactionCase):
     def test_mailto_kept_other_schemes_inert(self):
         tree = parse(render_markdown("[write](mailto:sales@example.com) [ftp](ftp://example.com/f) "
                                      "[vb](vbscript:msgbox) [file](file:///etc/passwd) [back](/\\evil.example)"))
-        # markdown-it escapes the backslash: the browser reads a path on this Odoo, not //evil.example
         self.assertEqual([(a.get("href"), a.get("target")) for a in tree.xpath("//a")],
-                         [("mailto:sales@example.com", None), ("/%5Cevil.example", None)])
+                         [("mailto:sales@example.com", None)])
         self.assertIn("ftp", tree.text_content(), "the refused link's text disappeared")
+
+    def test_local_links_only_to_the_web_client_and_files(self):
+        """A link written into a record may not log the reader out or open
+        the database manager: only /odoo pages and Odoo's files stay links,
+        and no dot segment (plain or percent-encoded) leads out of them."""
+        text = ("[ok](/odoo/sales) [file](/web/content/12) [out](/web/session/logout) [db](/web/database/manager) "
+                "[up](/odoo/../web/session/logout) [up2](/odoo/%2e%2e/web/session/logout) [rel](sales) "
+                "[q](?debug=assets)")
+        tree = parse(render_markdown(text))
+        self.assertEqual([a.get("href") for a in tree.xpath("//a")], ["/odoo/sales", "/web/content/12"])
+        for label in ("out", "db", "up", "up2", "rel", "q"):
+            self.assertIn(label, tree.text_content(), f"the text of the refused link {label} disappeared")
 
     def test_empty_content(self):
         for value in (None, "", "   \n  "):
