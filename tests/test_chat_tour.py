@@ -155,9 +155,17 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         test's cursor is shared under Odoo's registry test lock, which the
         tour releases. Returns a function that joins it and re-raises."""
         errors = []
+        session_before = getattr(self, "session", None)
 
         def work():
             threading.current_thread().testing = True
+            # The test's own thread uses the shared connection without the test lock while start_tour logs the
+            # user in (browser_js: authenticate, which replaces self.session first, then a flush): begin once
+            # that is over, while the tour runs.
+            waited = time.monotonic() + 60
+            while getattr(self, "session", None) is session_before and time.monotonic() < waited:
+                time.sleep(0.05)
+            time.sleep(2)
             try:
                 deadline = time.monotonic() + 90
                 while time.monotonic() < deadline:

@@ -237,7 +237,8 @@ registry.category("web_tour.tours").add("agentic_ai_chat_polling_receive", {
         idle(),
         // A second message, polled while the processor runs it: each row once.
         ...send("and the week before?"),
-        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(the week before was quiet)" },
+        // The processor runs in the test's own thread, on the cursor the page's polls share: give it time.
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(the week before was quiet)", timeout: 45000 },
         idle(),
         {
             trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_pending)):not(:has(.o_agentic_ai_thinking))",
