@@ -250,6 +250,8 @@ export class ChatAction extends Component {
             }
             this.state.thread = thread;
             this.remember(thread.id);
+            // In the sidebar at once: the list route may answer only after the run (one worker, a busy proxy).
+            this.state.threads = [thread, ...this.state.threads.filter((t) => t.id !== thread.id)];
             this.loadThreads();
         }
         // Shown as the user's bubble until its stored row arrives.
