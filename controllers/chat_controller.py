@@ -13,8 +13,7 @@ from ..engine.json_values import json_rows, to_json_value
 from ..engine.runtime import MAX_MESSAGE_CHARS
 from ..engine.text import clean_text
 
-MESSAGE_FIELDS = ["id", "role", "content", "content_html", "tool_name", "tool_call_id", "tool_arguments", "tool_status",
-                  "create_date"]
+MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date"]
 MAX_NAME_CHARS = 200
 MAX_INT = 2**31 - 1
 MAX_REASON_CHARS = 2000
@@ -41,11 +40,11 @@ def _thread_dict(thread):
 def _messages(thread, after_id=0, limit=200):
     messages = request.env["agentic.ai.thread.message"].search(
         [("thread_id", "=", thread.id), ("id", ">", int(after_id or 0))], order="id", limit=int(limit))
-    values = messages.read(MESSAGE_FIELDS)
-    rows = json_rows(messages, values)
-    for row, read in zip(rows, values, strict=True):
-        # json_rows gives HTML fields as plain text; this one is the chat's sanitized markup (engine/markdown_render.py)
-        row["content_html"] = str(read["content_html"]) if read["content_html"] else None
+    rows = json_rows(messages, messages.read(MESSAGE_FIELDS))
+    for row, message in zip(rows, messages, strict=True):
+        # Not through json_rows, which gives HTML fields as plain text: this one is the chat's sanitized markup
+        # (engine/markdown_render.py), rendered for assistant rows only.
+        row["content_html"] = str(message.content_html) if message.content_html else None
     return rows
 
 
