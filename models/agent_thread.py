@@ -307,10 +307,10 @@ class AgenticAiThread(models.Model):
         else tell the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let
         it choose another way. ``confirmation_id`` and ``tool_call_id``, when
         given, must name the question waiting now (the answer is for what
-        the user saw; see ``_check_confirmation_answer``). Returns the
-        runtime's ``AgentResult``."""
+        the user saw; checked by the runtime under the run lock, see
+        ``_check_confirmation_answer``). Returns the runtime's
+        ``AgentResult``."""
         self._check_waiting()
-        self._check_confirmation_answer(tool_call_id, confirmation_id)
         if not isinstance(approved, bool):
             raise UserError(self.env._("approved must be true or false."))
         if reason is not None and not isinstance(reason, str):
@@ -415,7 +415,8 @@ class AgenticAiThread(models.Model):
     def _repair_dead_runs(self, limit=100):
         """Repair the threads dead runs left ``executing`` (the queue cron
         calls this). Returns the repaired threads."""
-        return self.sudo().search([("state", "=", "executing")], order="write_date", limit=limit)._repair_dead_run()
+        threads = self.sudo().with_context(active_test=False)  # an archived conversation's dead run too
+        return threads.search([("state", "=", "executing")], order="write_date", limit=limit)._repair_dead_run()
 
     # ------------------------------------------------------------------ access
     def _check_owner_access(self):
