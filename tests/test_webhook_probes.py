@@ -4,11 +4,11 @@ input gets a clear 4xx (never a 500 or an ERROR log line) and runs
 nothing."""
 import json
 
-from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tests import HttpCase, tagged
 
 from .common import AgenticSetupMixin, tool_call
 from .probes import leave_dead_run, no_error_logs
-from .test_webhooks import SECRET, STATUS, TRIGGER, TS, clock, sender_signature
+from .test_webhooks import SECRET, STATUS, TRIGGER, TS, clock, new_integration, sender_signature
 
 
 @tagged("post_install", "-at_install")
@@ -19,10 +19,7 @@ class TestWebhookProbes(AgenticSetupMixin, HttpCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.setup_agentic()
-        cls.bot = new_test_user(cls.env, "probe_bot", groups="base.group_user")
-        cls.webhook = cls.env["agentic.ai.webhook"].create({
-            "name": "Probe shop", "agent_id": cls.agent.id, "run_as_user_id": cls.bot.id})
-        cls.webhook._set_secret(SECRET)
+        cls.webhook = new_integration(cls, "Probe shop", "probe_bot")
 
     def send(self, body, delivery, route=TRIGGER, timestamp=TS, headers=None):
         """POST ``body`` (bytes) signed as the sender does, at TS + 10."""

@@ -34,6 +34,18 @@ def sender_signature(secret, timestamp, body):
     return "sha256=" + hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
 
 
+def new_integration(case, name, login, secret=SECRET):
+    """A webhook integration of ``case.agent`` named ``name`` whose runs act
+    as a new internal user ``login`` (``case.bot``, set when missing), with
+    ``secret``."""
+    if not getattr(case, "bot", None):
+        case.bot = new_test_user(case.env, login, groups="base.group_user")
+    webhook = case.env["agentic.ai.webhook"].create({
+        "name": name, "agent_id": case.agent.id, "run_as_user_id": case.bot.id})
+    webhook._set_secret(secret)
+    return webhook
+
+
 def clock(seconds):
     """The server's clock frozen at unix time ``seconds``."""
     return freeze_time(datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None))
@@ -59,13 +71,8 @@ class TestWebhooks(AgenticSetupMixin, HttpCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.setup_agentic()
-        cls.bot = new_test_user(cls.env, "webhook_bot", groups="base.group_user")
-        cls.webhook = cls.env["agentic.ai.webhook"].create({
-            "name": "Shop", "agent_id": cls.agent.id, "run_as_user_id": cls.bot.id})
-        cls.webhook._set_secret(SECRET)
-        cls.other_webhook = cls.env["agentic.ai.webhook"].create({
-            "name": "Other shop", "agent_id": cls.agent.id, "run_as_user_id": cls.bot.id})
-        cls.other_webhook._set_secret("whsec_another_test_secret_only")
+        cls.webhook = new_integration(cls, "Shop", "webhook_bot")
+        cls.other_webhook = new_integration(cls, "Other shop", "webhook_bot", secret="whsec_another_test_secret_only")
         cls.cron = cls.env.ref("agentic_ai.ir_cron_process_pending_tasks")
 
     def setUp(self):
