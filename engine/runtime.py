@@ -67,6 +67,7 @@ class AgentRuntime(ConfirmationSteps):
         self.llm = LLMCaller(self.context, self.audit, self.tracker, self._retry_delay(), emit=emit,
                              should_stop=self._client_gone)
         self.transcript: Transcript | None = None
+        self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
         self.iterations = 0
         self.tool_call_count = 0
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
@@ -125,7 +126,7 @@ class AgentRuntime(ConfirmationSteps):
             self.iterations += 1
             with self.audit.step():  # the LLM call and the tool calls it asks for
                 try:
-                    response, calls = self.llm.answer(self.transcript.for_llm(self.context.system_prompt), schemas,
+                    response, calls = self.llm.answer(self.transcript.for_llm(self.system_prompt), schemas,
                                                       self.transcript.normalize_calls)
                 except LLMUnavailable as exc:
                     return self._fail(exc)
