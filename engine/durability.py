@@ -20,6 +20,8 @@ import logging
 
 from odoo.modules import module as odoo_module
 
+from .runtime_plan import close_open_plans
+
 _logger = logging.getLogger(__name__)
 
 LOCK_CLASS = 0x41474E54  # "AGNT": first key of the thread's advisory locks; the second is the thread id
@@ -107,6 +109,7 @@ def repair_dead_run(thread) -> bool:
     if dangling:
         reason += f"; {len(dangling)} tool call(s) with an unknown outcome"
     _log_end(thread, reason, dangling)
+    close_open_plans(thread, "failed", reason)
     clear_stop(thread.env.cr, thread.id)
     thread._set_runtime_state(state="interrupted", last_error=reason)
     _logger.warning("Conversation %s: repaired a run that died (%s)", thread.id, reason)
@@ -124,6 +127,7 @@ def close_failed_run(thread, error: str) -> str:
     reply = thread.env._("Something went wrong on our side and this request stopped: %s. What was done before is "
                          "kept above; you may ask again.", error[:500])
     thread._add_message("assistant", reply)
+    close_open_plans(thread, "failed", error)
     clear_stop(thread.env.cr, thread.id)
     thread._set_runtime_state(state="error", last_error=error[:2000], pending_confirmation=False)
     return reply

@@ -56,11 +56,14 @@ class LLMCaller:
         self.emit = emit
         self.should_stop = should_stop or (lambda: False)
 
-    def answer(self, messages: list[dict], schemas: list[dict], normalize) -> tuple[LLMResponse, list]:
+    def answer(self, messages: list[dict], schemas: list[dict], normalize,
+               relay: bool = True) -> tuple[LLMResponse, list]:
         """``(response, calls)``: the answer of the primary provider, else of
         the fallback, ``ATTEMPTS_PER_PROVIDER`` tries each (client errors,
         4xx but 429, go straight to the next provider), and its tool calls
-        as ``normalize(calls)`` returns them (final ids). Raises
+        as ``normalize(calls)`` returns them (final ids). ``relay=False``:
+        the answer is not the user's to read (a plan, a step's call), so it
+        is not streamed to the listener. Raises
         LLMUnavailable with every provider's last error, Interrupted."""
         errors = []
         for provider in self.context.providers:
@@ -72,7 +75,7 @@ class LLMCaller:
                 started = time.monotonic()
                 try:
                     # Adapters raise LLMError only (llm.base wraps every adapter method).
-                    if self.emit and provider.adapter.config.supports_streaming:
+                    if relay and self.emit and provider.adapter.config.supports_streaming:
                         response = self._streamed(provider, messages, schemas, started)
                     else:
                         response = provider.adapter.chat_completion(messages, schemas or None)

@@ -39,7 +39,8 @@ class RunContext:
     ``confirm_after_untrusted`` whether changes ask for confirmation once
     the conversation has shown the model free text from records;
     ``rate_limits`` the limits of Settings (spec §7.5), checked before each
-    LLM call."""
+    LLM call. ``execution_mode``, ``planning_prompt``, ``max_replanning``
+    and ``max_plan_steps`` drive Plan-and-Execute (spec §4.3, §4.4)."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -57,6 +58,10 @@ class RunContext:
     rules: RuleSet = field(default_factory=RuleSet)
     confirm_after_untrusted: bool = True
     rate_limits: RateLimits = field(default_factory=RateLimits)
+    execution_mode: str = "react"
+    planning_prompt: str = ""
+    max_replanning: int = 2
+    max_plan_steps: int = 10
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -88,6 +93,10 @@ def build_run_context(agent, thread) -> RunContext:
         rules=RuleSet(thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user)),
         confirm_after_untrusted=agent.confirm_after_untrusted_content,
         rate_limits=RateLimits.from_params(thread.env["ir.config_parameter"].sudo().get_param),
+        execution_mode=agent.execution_mode,
+        planning_prompt=agent.planning_prompt or "",
+        max_replanning=agent.max_replanning,
+        max_plan_steps=agent.max_plan_steps,
     )
 
 

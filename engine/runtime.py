@@ -26,6 +26,7 @@ from .observer import Observer
 from .rate_limits import check as check_rate_limits
 from .run_context import build_run_context
 from .runtime_confirmation import ConfirmationSteps
+from .runtime_plan import PlanSteps, close_open_plans
 from .text import clean_text
 from .transcript import Transcript
 
@@ -37,7 +38,7 @@ LIMIT_REPLY = ("I have reached my processing limit of {n} steps for this request
                "What I did so far is above; tell me how to continue, or split the request into smaller ones.")
 
 
-class AgentRuntime(ConfirmationSteps):
+class AgentRuntime(ConfirmationSteps, PlanSteps):
     """Runs one user request on a thread (``agent``/``thread`` are records
     in the requesting user's environment).
 
@@ -80,8 +81,9 @@ class AgentRuntime(ConfirmationSteps):
         is not run). Raises UserError for an empty or too long message and
         a busy or queued conversation (the queue processor makes its thread
         idle before it runs the message), LockError while another run holds
-        it. Plan-and-Execute and Hybrid run the
-        ReAct loop until the planner lands (spec §4.3–4.4)."""
+        it. The agent's ``execution_mode`` (Hybrid: the message's
+        complexity) decides between ReAct and Plan-and-Execute; the thread
+        keeps which and why (spec §4.3–4.4)."""
         if not isinstance(user_message, str) or not user_message.strip():
             raise UserError(self.env._("The message is empty."))
         user_message = clean_text(user_message)
@@ -98,12 +100,16 @@ class AgentRuntime(ConfirmationSteps):
         self.transcript = Transcript(self.thread, on_row=self._row_event)
         if self.thread.state == "waiting_confirmation":
             self._close_pending(self.env._("the user sent a new message instead of answering"))
+            close_open_plans(self.thread, "cancelled", self.env._("the user sent a new message instead of answering"))
         if not self.transcript.messages and self.thread.name == self.env._("New conversation"):
             self.thread.name = " ".join(user_message.split())[:60]
         self.transcript.add_user(user_message.strip())
-        self.thread._set_runtime_state(state="executing", last_error=False)
+        mode, reason = self._choose_mode(user_message)
+        self.thread._set_runtime_state(state="executing", last_error=False, mode_used=mode, mode_reason=reason)
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint()
+        if mode == "plan_and_execute":
+            return self._plan_and_execute(user_message.strip(), reason)
         return self._react_loop()
 
     # ------------------------------------------------------------------ ReAct
@@ -113,14 +119,7 @@ class AgentRuntime(ConfirmationSteps):
         while self.iterations < self.context.max_iterations:
             if self._should_stop():
                 return self._interrupt()
-            within, why = self.tracker.check_budget(self.context.max_cost_per_run, self.context.max_tokens_per_run)
-            if not within:
-                reply = self.env._("I stopped before finishing: this request reached its %s. What I did so far is "
-                                   "above.", why)
-                self.transcript.add_assistant(reply)
-                self.audit.record("error", success=False, error_message=why)
-                return self._end_turn("completed", reply)
-            limited = self._rate_limited()
+            limited = self._limit_before_llm()
             if limited:
                 return limited
             self.iterations += 1
@@ -187,6 +186,18 @@ class AgentRuntime(ConfirmationSteps):
         return None
 
     # -------------------------------------------------------------- LLM calls
+    def _limit_before_llm(self) -> AgentResult | None:
+        """End the turn, before an LLM call, when the run's budget (tokens,
+        cost) is spent or a rate limit of Settings is reached; else None."""
+        within, why = self.tracker.check_budget(self.context.max_cost_per_run, self.context.max_tokens_per_run)
+        if not within:
+            reply = self.env._("I stopped before finishing: this request reached its %s. What I did so far is "
+                               "above.", why)
+            self.transcript.add_assistant(reply)
+            self.audit.record("error", success=False, error_message=why)
+            return self._end_turn("completed", reply)
+        return self._rate_limited()
+
     def _rate_limited(self) -> AgentResult | None:
         """End the turn, before any request is sent, when a rate limit of
         Settings is reached (spec §7.5): the user reads which limit and when
@@ -340,6 +351,8 @@ class AgentRuntime(ConfirmationSteps):
 
     def _end_turn(self, state: str, reply: str, error: str | None = None,
                   confirmation: ConfirmationRequest | None = None) -> AgentResult:
+        if state != "waiting_confirmation":  # a plan still open ends with its turn, never left planning
+            close_open_plans(self.thread, "cancelled" if state == "interrupted" else "failed", error or reply)
         self.thread._set_runtime_state(state=state, last_error=error or False)
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint(final=True)

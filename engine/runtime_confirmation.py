@@ -59,7 +59,7 @@ class ConfirmationSteps:
                                             "Do not run it again; propose another way or ask the user.",
                                             success=False, status="rejected")
         self._checkpoint()
-        return self._react_loop()
+        return self._continue_after_answer(request, approved)  # the paused plan, else ReAct (runtime_plan.py)
 
     def cancel_confirmation(self) -> AgentResult:
         """End a paused turn at the user's word: the pending call is not

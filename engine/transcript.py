@@ -63,6 +63,8 @@ class Transcript:
         # The call rows by id, so that a result marks its call without a query.
         self.call_rows = {row.tool_call_id: row for row in rows if row.role == "tool_call"}
         self.call_ids = set(self.call_rows)
+        # The result rows by call id: a plan's step reads its calls' outcome here.
+        self.result_rows = {row.tool_call_id: row for row in rows if row.role == "tool_result"}
         self.new_ids: list[int] = []
         # Where the free text from records the model has seen came from (tools/untrusted.py).
         self.untrusted: list[str] = list(dict.fromkeys(
@@ -116,9 +118,11 @@ class Transcript:
         self.untrusted += [source for source in untrusted if source not in self.untrusted]
         if status == "rejected" and call_id in self.call_rows:
             self.rejected_calls.append((tool_name, self.call_rows[call_id]._get_arguments()))
-        return self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
-                                                       status=status, call=self.call_rows.get(call_id),
-                                                       untrusted=bool(untrusted)))
+        row = self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
+                                                      status=status, call=self.call_rows.get(call_id),
+                                                      untrusted=bool(untrusted)))
+        self.result_rows[call_id] = row
+        return row
 
     def add_confirmation_request(self, request: ConfirmationRequest):
         return self._added(self.thread.request_confirmation(request))

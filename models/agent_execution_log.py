@@ -65,13 +65,14 @@ class AgenticAiExecutionLog(models.Model):
         help="Set when the tool call ran as the agent's Run As User (set by an administrator) instead of the "
              "requesting user: its rights, not the requester's, applied.")
     company_id = fields.Many2one("res.company", readonly=True, ondelete="set null")
-    # Spec §3.7 also names orm_operation, plan_generated and plan_revised: they
-    # come with the ORM-level safety checks and the planner that write them.
+    # Spec §3.7 also names orm_operation: it comes with the ORM-level safety checks.
     action_type = fields.Selection([
         ("llm_call", "LLM Call"),
         ("tool_execution", "Tool Execution"),
         ("confirmation_request", "Confirmation Request"),
         ("confirmation_response", "Confirmation Response"),
+        ("plan_generated", "Plan Generated"),
+        ("plan_revised", "Plan Revised"),
         ("error", "Error"),
     ], required=True, index=True, readonly=True)
     tool_name = fields.Char(readonly=True, index=True)

@@ -32,7 +32,9 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
     """Create a draft request for quotation (``purchase.order``) for a
     vendor (id or name) with ``lines`` = ``[{product, quantity, uom?,
     price_unit?}]``; prices come from the vendor's pricelist
-    (``product.supplierinfo``) unless given. Returns the order summary."""
+    (``product.supplierinfo``) unless given. Returns the order summary.
+    Raises ToolError for a line left without a price (no vendor price, no
+    cost, none given): an order at 0 is never created silently."""
     partner = find_record(env, "res.partner", vendor, label="vendor")
     commands = []
     parsed = product_lines(env, lines, [("purchase_ok", "=", True)], vendor_units=True,
@@ -48,6 +50,12 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
     if date_planned:
         order_values["date_planned"] = fields.Datetime.to_datetime(parse_date(date_planned, "date_planned"))
     order = env["purchase.order"].create(order_values)
+    unpriced = [line for line, (_index, given, *_rest) in zip(order.order_line, parsed, strict=True)
+                if given.get("price_unit") is None and not line.price_unit]
+    if unpriced:  # raised inside the call's savepoint: the order is not kept
+        names = ", ".join(line.product_id.display_name for line in unpriced)
+        raise ToolError(f"{partner.display_name} has no price for {names} (no vendor price list entry and no "
+                        "cost): give price_unit, or add the vendor's price (product.supplierinfo) first")
     return {**purchase_order_summary(order), "created": True}
 
 

@@ -1,0 +1,332 @@
+"""Plan-and-Execute and Hybrid in the runtime (spec 000 §4.3, §4.4;
+issue 12 points 2 and 3). Mixed into ``AgentRuntime``, whose state
+(``transcript``, ``llm``, ``audit``, ``thread``) and steps (``_run_calls``,
+``_checkpoint``, ``_end_turn``) it uses.
+
+A plan is written by one LLM call without tools and shown (``plan_update``)
+before anything runs. Each step is then done by one LLM call that sees the
+transcript and the plan's progress and calls the step's tool(s), through
+the same executor, safety guard and confirmation as ReAct; its result is
+committed with the step's state. A failed step asks for a new plan of what
+remains, at most ``max_replanning`` times; a finished plan is summed up by
+one last LLM call. The plan's records are written by the engine (sudo),
+the conversation's owner reads them."""
+from __future__ import annotations
+
+import json
+
+from .agent_result import AgentResult
+from .confirmation import ConfirmationRequest, call_key
+from .llm_calls import Interrupted, LLMUnavailable
+from .planner import (
+    COMPLEX,
+    ParsedPlan,
+    assess_complexity,
+    parse_plan_response,
+    planning_prompt,
+    replanning_prompt,
+    step_prompt,
+    synthesis_prompt,
+)
+from .text import clean_text
+
+OPEN_PLAN_STATES = ("planning", "executing", "replanning")
+MAX_STEP_TEXT = 500      # characters of a step's result or error kept on the step
+PLANNER_ATTEMPTS = 2     # a plan cut by the output limit is asked for once more (case BR-22 e)
+
+
+def close_open_plans(thread, state: str, why: str) -> None:
+    """End ``thread``'s plans still open (planning, executing, replanning)
+    as ``state`` (failed or cancelled) with ``why``; a step left running
+    becomes failed. Used when a turn ends any other way than by its plan."""
+    plans = thread.sudo().plan_ids.filtered(lambda p: p.state in OPEN_PLAN_STATES)
+    for plan in plans:
+        plan.step_ids.filtered(lambda s: s.state == "running").write({"state": "failed", "error": why[:MAX_STEP_TEXT]})
+        plan._set_state(state, result=why)
+
+
+class PlanSteps:
+    """Plan-and-Execute entry points and helpers of ``AgentRuntime``."""
+
+    # ------------------------------------------------------------- modes
+    def _choose_mode(self, user_message: str) -> tuple[str, str]:
+        """``(mode, reason)``: ``react`` or ``plan_and_execute`` for this
+        message, and why, as the thread shows it (spec §4.4)."""
+        mode = self.context.execution_mode
+        if mode == "react":
+            return "react", "ReAct: the agent's mode"
+        if mode == "plan_and_execute":
+            return "plan_and_execute", "Plan and Execute: the agent's mode"
+        complexity = assess_complexity(user_message)
+        return ("plan_and_execute" if complexity.label == COMPLEX else "react"), f"Hybrid: {complexity.reason}"
+
+    def _plan_and_execute(self, goal: str, reason: str) -> AgentResult:
+        """Plan ``goal`` (the user's message), show the plan, run it. The
+        planner giving no plan (prose, ``[]``) falls back to ReAct at once."""
+        plan = self.env["agentic.ai.plan"].sudo().create({
+            "thread_id": self.thread.id, "goal": goal, "mode_reason": reason,
+            "max_replanning": self.context.max_replanning})
+        self._checkpoint()
+        parsed = self._ask_planner(plan)
+        if isinstance(parsed, AgentResult):
+            return parsed
+        if parsed.cut:
+            why = self.env._("The planner's answer was cut off twice by the model's output limit, so nothing was "
+                             "run. Ask for fewer things at once, or raise the provider's maximum output tokens.")
+            return self._end_plan(plan, "failed", why)
+        if not parsed.steps:
+            plan._set_state("cancelled", result=self.env._("No plan needed (%s): answered step by step instead.",
+                                                           parsed.problem))
+            self.thread._set_runtime_state(mode_used="react", mode_reason=self.env._(
+                "%(reason)s; the planner gave no plan, so ReAct", reason=reason))
+            self._checkpoint()
+            return self._react_loop()
+        if len(parsed.steps) > self.context.max_plan_steps:
+            why = self.env._("The plan for this request has %(n)s steps, more than this agent's limit of %(max)s, "
+                             "so nothing was run. Split the request, or raise Max Plan Steps on the agent.",
+                             n=len(parsed.steps), max=self.context.max_plan_steps)
+            return self._end_plan(plan, "failed", why)
+        plan._add_steps(list(parsed.steps))
+        plan._set_state("executing")
+        self._plan_event(plan)
+        self._checkpoint()
+        return self._execute_plan(plan)
+
+    def _ask_planner(self, plan) -> ParsedPlan | AgentResult:
+        """The planner's plan: asked again once when the answer was cut
+        (exactly two calls then, nothing run from the cut text)."""
+        prompt = planning_prompt(self._tool_lines(), self.context.max_plan_steps, self.context.planning_prompt)
+        parsed = ParsedPlan()
+        for _attempt in range(PLANNER_ATTEMPTS):
+            response = self._plan_call(prompt)
+            if isinstance(response, AgentResult):
+                return response
+            parsed = parse_plan_response(response.content, response.finish_reason)
+            self.audit.record("plan_generated", success=bool(parsed.steps), llm_model=response.model,
+                              input_data={"goal": plan.goal},
+                              output_data={"steps": list(parsed.steps), "finish_reason": response.finish_reason},
+                              error_message=parsed.problem or False)
+            if not parsed.cut:
+                break
+        return parsed
+
+    # --------------------------------------------------------- execution
+    def _execute_plan(self, plan) -> AgentResult:
+        """Run the plan's steps in order from its current step."""
+        while True:
+            if self._should_stop():
+                return self._interrupt()
+            step = plan.get_current_step()
+            if not step:
+                return self._finish_plan(plan)
+            ended = self._do_step(plan, step)
+            if ended is not None:
+                return ended
+            if step.state == "failed":
+                ended = self._replan(plan, step)
+                if ended is not None:
+                    return ended
+
+    def _do_step(self, plan, step) -> AgentResult | None:
+        """refine_step (spec §4.8) and run it: one LLM call that sees the
+        results so far decides the exact tool and arguments. Returns an
+        AgentResult when the turn ends here (a confirmation, an outage)."""
+        limited = self._limit_before_llm()
+        if limited:
+            return limited
+        steps = plan.step_ids.sorted("sequence")
+        number = list(steps).index(step) + 1
+        step.write({"state": "running"})
+        self._plan_event(plan)
+        self._checkpoint()
+        prompt = step_prompt(self.system_prompt, plan.goal, plan.get_progress_summary(), number, len(steps),
+                             step.description, step.tool or "")
+        self.iterations += 1
+        with self.audit.step():
+            try:
+                response, calls = self.llm.answer(self.transcript.for_llm(prompt), self.context.llm_schemas,
+                                                  self.transcript.normalize_calls, relay=False)
+            except LLMUnavailable as exc:
+                return self._fail(exc)  # _end_turn closes the plan
+            except Interrupted as exc:
+                return self._interrupt(exc.response)
+            if not calls:
+                text = clean_text(response.content).strip()
+                step.write({"state": "completed", "result": text[:MAX_STEP_TEXT]} if text else
+                           {"state": "failed", "error": "the model neither called a tool nor answered for this step"})
+                self._step_done(plan)
+                return None
+            done = self._done_call_keys(plan)
+            if all(call_key(call.name, call.arguments) in done for call in calls):
+                step.write({"state": "skipped", "result": "already done by an earlier step of this plan"})
+                self._step_done(plan)
+                return None
+            self.transcript.add_tool_calls(calls, content=response.content or "")
+            step.write({"tool": calls[0].name, "tool_arguments": json.dumps(calls[0].arguments, default=str),
+                        "tool_call_id": " ".join(call.id for call in calls)})
+            self._checkpoint()
+            paused = self._run_calls(calls, response.finish_reason)
+        if paused:
+            self._plan_event(plan)
+            return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
+        self._settle_step(step)
+        self._step_done(plan)
+        return None
+
+    def _settle_step(self, step) -> None:
+        """Mark the running ``step`` completed when each of its calls
+        succeeded, else failed with the first failure's text."""
+        results = [self.transcript.result_rows.get(call_id) for call_id in (step.tool_call_id or "").split()]
+        failed = [row for row in results if row is None or row.tool_status != "done"]
+        if failed:
+            error = failed[0].content if failed[0] is not None else "the call got no result"
+            step.write({"state": "failed", "error": (error or "")[:MAX_STEP_TEXT]})
+        else:
+            step.write({"state": "completed", "result": (results[-1].content or "")[:MAX_STEP_TEXT]})
+
+    def _step_done(self, plan) -> None:
+        self._plan_event(plan)
+        self._checkpoint()
+
+    def _done_call_keys(self, plan) -> set[str]:
+        """The calls (``call_key``) the plan's completed steps ran."""
+        keys = set()
+        for step in plan.step_ids.filtered(lambda s: s.state == "completed" and s.tool and s.tool_arguments):
+            try:
+                keys.add(call_key(step.tool, json.loads(step.tool_arguments)))
+            except ValueError:
+                continue
+        return keys
+
+    # ----------------------------------------------------------- replanning
+    def _replan(self, plan, failed) -> AgentResult | None:
+        """replan (spec §4.8) after step ``failed``: up to the plan's
+        ``max_replanning`` attempts in all, each counted whether the
+        replanner answered or not (case BR-23). Returns the turn's end when
+        the plan fails, None when a new plan of what remains is in place."""
+        while plan.replan_count < plan.max_replanning:
+            limited = self._limit_before_llm()
+            if limited:
+                return limited
+            values = {"replan_count": plan.replan_count + 1}
+            if plan.state != "replanning":
+                values["state"] = "replanning"
+            plan.write(values)
+            self._plan_event(plan)
+            self._checkpoint()
+            prompt = replanning_prompt(self._tool_lines(), self.context.max_plan_steps, plan.goal,
+                                       plan.get_progress_summary(), failed.description, failed.error or "")
+            response = self._plan_call(prompt, ends_turn=False)
+            if isinstance(response, AgentResult):
+                return response
+            if isinstance(response, LLMUnavailable):
+                parsed = ParsedPlan(problem=str(response))
+            else:
+                parsed = parse_plan_response(response.content, response.finish_reason)
+            steps = self._new_steps(plan, parsed.steps)
+            too_long = len(steps) > self.context.max_plan_steps
+            problem = parsed.problem or ("the new plan repeats only steps already done" if not steps else "") or (
+                f"the new plan has {len(steps)} steps, more than {self.context.max_plan_steps}" if too_long else "")
+            self.audit.record("plan_revised", success=not problem, input_data={"failed_step": failed.description,
+                                                                               "error": failed.error or ""},
+                              output_data={"steps": steps, "attempt": plan.replan_count},
+                              error_message=problem or False)
+            if not problem:
+                plan._replace_remaining_steps(steps)
+                plan._set_state("executing")
+                self._step_done(plan)
+                return None
+            self._checkpoint()
+        why = self.env._("Step %(n)s (%(step)s) failed: %(error)s", n=failed.sequence, step=failed.description,
+                         error=(failed.error or "").strip()[:300])
+        return self._end_plan(plan, "failed", why)
+
+    def _new_steps(self, plan, steps) -> list[dict]:
+        """The replanner's ``steps`` without those the plan already did (a
+        completed step's description, spaces and case aside): a new plan
+        that starts over does not buy twice. A done call the refined step
+        repeats is caught again when it runs (``_done_call_keys``)."""
+        done = {" ".join(s.description.lower().split()) for s in plan.step_ids if s.state == "completed"}
+        return [dict(step) for step in steps if " ".join(step["description"].lower().split()) not in done]
+
+    # ------------------------------------------------------------------ ends
+    def _finish_plan(self, plan) -> AgentResult:
+        """synthesize_result (spec §4.8): one LLM call writes the answer;
+        without a provider the progress summary is the answer."""
+        plan._set_state("completed")
+        self._plan_event(plan)
+        self._checkpoint()
+        summary = plan.get_progress_summary()
+        limited = self._limit_before_llm()
+        if limited:
+            return limited
+        try:
+            response, _calls = self.llm.answer(
+                self.transcript.for_llm(synthesis_prompt(self.system_prompt, plan.goal, summary)), [],
+                lambda calls: [])
+            reply = clean_text(response.content).strip() or summary
+        except LLMUnavailable as exc:
+            reply = self.env._("%(summary)s\n\n(The summary could not be written: %(error)s)", summary=summary,
+                               error=str(exc))
+        except Interrupted as exc:
+            return self._interrupt(exc.response)
+        plan.write({"result": reply})
+        self.transcript.add_assistant(reply)
+        return self._end_turn("completed", reply)
+
+    def _end_plan(self, plan, state: str, why: str) -> AgentResult:
+        """End the plan ``state`` (failed, cancelled) and the turn with
+        ``why`` and what was done and not (spec §4.3 step 6)."""
+        plan._set_state(state, result=why)
+        reply = f"{why}\n\n{plan.get_progress_summary()}" if plan.step_ids else why
+        self._plan_event(plan)
+        self.transcript.add_assistant(reply)
+        return self._end_turn("completed", reply)
+
+    def _continue_after_answer(self, request: ConfirmationRequest, approved: bool) -> AgentResult:
+        """After the user answered the confirmation of ``request``: when it
+        paused a plan's step, approval settles that step and the plan goes
+        on from there; rejection ends the plan with what was and was not
+        done. Otherwise the ReAct loop goes on."""
+        plan = self.thread.sudo().plan_ids.filtered(lambda p: p.state == "executing")[:1]
+        step = plan.step_ids.filtered(lambda s: s.state == "running" and request.tool_call_id in
+                                      (s.tool_call_id or "").split())[:1]
+        if not step:
+            return self._react_loop()
+        if not approved:
+            step.write({"state": "failed", "error": self.env._("rejected by the user")})
+            why = self.env._("Stopped at step %(n)s (%(step)s): you rejected %(tool)s.", n=step.sequence,
+                             step=step.description, tool=request.tool)
+            return self._end_plan(plan, "cancelled", why)
+        self._settle_step(step)
+        self._step_done(plan)
+        if step.state == "failed":
+            ended = self._replan(plan, step)
+            if ended is not None:
+                return ended
+        return self._execute_plan(plan)
+
+    # --------------------------------------------------------------- helpers
+    def _plan_call(self, prompt: str, ends_turn: bool = True):
+        """One planner call without tools and without relaying its text:
+        the LLMResponse; on an outage the turn's end (``ends_turn``) or the
+        LLMUnavailable; on a stop the turn's end."""
+        limited = self._limit_before_llm()
+        if limited:
+            return limited
+        try:
+            response, _calls = self.llm.answer(self.transcript.for_llm(prompt), [], lambda calls: [], relay=False)
+            return response
+        except LLMUnavailable as exc:
+            return self._fail(exc) if ends_turn else exc
+        except Interrupted as exc:
+            return self._interrupt(exc.response)
+
+    def _tool_lines(self) -> dict[str, str]:
+        return {name: spec.description for name, spec in self.context.tools.items()}
+
+    def _plan_event(self, plan) -> None:
+        """Relay the plan's state as a ``plan_update`` event (spec §10.2)."""
+        if self.emit:
+            self.emit("plan_update", {"plan": plan._payload(), "mode": "plan_and_execute",
+                                      "mode_reason": plan.mode_reason or ""})
