@@ -6,6 +6,7 @@ from . import agent_thread
 from . import agent_thread_stop
 from . import agent_thread_queue
 from . import agent_thread_message
+from . import agent_plan
 from . import agent_execution_log
 from . import agent_execution_log_checkpoint
 from . import agent_safety_rule

@@ -25,6 +25,9 @@ class AgenticAiAgent(models.Model):
     _max_iterations_positive = models.Constraint("CHECK(max_iterations > 0)", "Max iterations must be positive.")
     _budgets_not_negative = models.Constraint("CHECK(max_tokens_per_run >= 0 AND max_cost_per_run >= 0)",
                                               "Run budgets cannot be negative.")
+    _max_replanning_not_negative = models.Constraint("CHECK(max_replanning >= 0)",
+                                                     "Max replanning cannot be negative.")
+    _max_plan_steps_positive = models.Constraint("CHECK(max_plan_steps > 0)", "Max plan steps must be positive.")
 
     name = fields.Char(required=True, translate=True)
     code = fields.Char(required=True, copy=False, help="Unique technical identifier, used by webhooks and the API.")
@@ -49,6 +52,9 @@ class AgenticAiAgent(models.Model):
         ("plan_and_execute", "Plan and Execute"),
         ("hybrid", "Hybrid"),
     ], default="hybrid", required=True)
+    max_replanning = fields.Integer(
+        default=2, help="Replanning attempts after failed steps of a plan, before the plan fails (spec 000 §4.3).")
+    max_plan_steps = fields.Integer(default=10, help="The longest plan accepted from the planner, in steps.")
     max_iterations = fields.Integer(default=25, help="Maximum reason-act cycles per user message.")
     max_tokens_per_run = fields.Integer(help="Stop a run once its LLM calls used this many tokens; 0 = no limit.")
     max_cost_per_run = fields.Float(digits=(16, 4), string="Max Cost per Run (USD)",

@@ -17,7 +17,7 @@ _logger = logging.getLogger(__name__)
 
 # Written by the engine only (as superuser), never by a client's create() or write().
 RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
-                  "queue_attempts", "queue_claimed_at", "queue_retry_at"}
+                  "queue_attempts", "queue_claimed_at", "queue_retry_at", "mode_used", "mode_reason"}
 # Fixed when the conversation is created.
 FROZEN_FIELDS = {"agent_id", "user_id", "company_id"}
 
@@ -53,6 +53,13 @@ class AgenticAiThread(models.Model):
     message_ids = fields.One2many("agentic.ai.thread.message", "thread_id", string="Messages")
     message_count = fields.Integer(compute="_compute_message_count")
     execution_log_ids = fields.One2many("agentic.ai.execution.log", "thread_id", string="Execution Logs")
+    plan_ids = fields.One2many("agentic.ai.plan", "thread_id", string="Plans")
+    plan_count = fields.Integer(compute="_compute_plan_count")
+    mode_used = fields.Selection([
+        ("react", "ReAct"),
+        ("plan_and_execute", "Plan and Execute"),
+    ], string="Last Turn Mode", readonly=True, help="How the last turn ran (the Hybrid mode chooses per request).")
+    mode_reason = fields.Char(readonly=True, help="Why the last turn ran in that mode.")
     pending_confirmation = fields.Text(
         help="JSON of the tool call waiting for the user's approval: {tool_call_id, tool, arguments, reason}.")
     last_error = fields.Text(readonly=True)
@@ -73,6 +80,13 @@ class AgenticAiThread(models.Model):
             [("thread_id", "in", self.ids)], ["thread_id"], ["__count"]))
         for thread in self:
             thread.message_count = counts.get(thread, 0)
+
+    @api.depends("plan_ids")
+    def _compute_plan_count(self):
+        counts = dict(self.env["agentic.ai.plan"]._read_group(
+            [("thread_id", "in", self.ids)], ["thread_id"], ["__count"]))
+        for thread in self:
+            thread.plan_count = counts.get(thread, 0)
 
     def _compute_stop_requested(self):
         stopped = self.env["agentic.ai.thread.stop"]._stopped_thread_ids(self.ids)
@@ -204,6 +218,12 @@ class AgenticAiThread(models.Model):
         ``engine/transcript.py``), the system prompt first when given."""
         self.ensure_one()
         return Transcript(self).for_llm(system_message)
+
+    def _current_plan(self):
+        """The thread's most recent plan (``agentic.ai.plan``, empty when it
+        has none), spec 000 §3.5."""
+        self.ensure_one()
+        return self.env["agentic.ai.plan"].search([("thread_id", "=", self.id)], order="id desc", limit=1)
 
     # ------------------------------------------------------------- form actions
     def action_send_message(self):
