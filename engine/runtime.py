@@ -71,6 +71,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
         self.iterations = 0
         self.tool_call_count = 0
+        self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (runtime_plan.py)
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
 
     # ------------------------------------------------------------ entry points

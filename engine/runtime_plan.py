@@ -33,6 +33,7 @@ from .text import clean_text
 OPEN_PLAN_STATES = ("planning", "executing", "replanning")
 MAX_STEP_TEXT = 500      # characters of a step's result or error kept on the step
 PLANNER_ATTEMPTS = 2     # a plan cut by the output limit is asked for once more (case BR-22 e)
+MAX_STEP_ROUNDS = 4      # LLM rounds one step may take (a step may need calls in turn)
 
 
 def close_open_plans(thread, state: str, why: str) -> None:
@@ -128,19 +129,25 @@ class PlanSteps:
                     return ended
 
     def _do_step(self, plan, step) -> AgentResult | None:
-        """refine_step (spec §4.8) and run it: one LLM call that sees the
-        results so far decides the exact tool and arguments. Returns an
-        AgentResult when the turn ends here (a confirmation, an outage)."""
+        """One round of refine_step (spec §4.8) for ``step``: one LLM call
+        that sees the results so far decides the exact tool(s) and
+        arguments, and they run. The step is completed when its calls
+        succeeded and the planner's tool for it ran (or it had none, or
+        ``MAX_STEP_ROUNDS`` rounds passed), or the model answered in text;
+        failed when a call failed; else it stays running for another round
+        (a step may need two calls in turn: confirm, then receive). Returns
+        an AgentResult when the turn ends here (a confirmation, an outage)."""
         limited = self._limit_before_llm()
         if limited:
             return limited
         steps = plan.step_ids.sorted("sequence")
-        number = list(steps).index(step) + 1
-        step.write({"state": "running"})
-        self._plan_event(plan)
-        self._checkpoint()
-        prompt = step_prompt(self.system_prompt, plan.goal, plan.get_progress_summary(), number, len(steps),
-                             step.description, step.tool or "")
+        if step.state == "pending":
+            step.write({"state": "running"})
+            self._plan_event(plan)
+            self._checkpoint()
+        self._step_rounds[step.id] = self._step_rounds.get(step.id, 0) + 1
+        prompt = step_prompt(self.system_prompt, plan.goal, plan.get_progress_summary(), list(steps).index(step) + 1,
+                             len(steps), step.description, step.tool or "")
         self.iterations += 1
         with self.audit.step():
             try:
@@ -156,33 +163,38 @@ class PlanSteps:
                            {"state": "failed", "error": "the model neither called a tool nor answered for this step"})
                 self._step_done(plan)
                 return None
-            done = self._done_call_keys(plan)
-            if all(call_key(call.name, call.arguments) in done for call in calls):
-                step.write({"state": "skipped", "result": "already done by an earlier step of this plan"})
+            if all(call_key(call.name, call.arguments) in self._done_call_keys(plan) for call in calls):
+                step.write({"state": "skipped", "result": "already done by an earlier step of this plan"}
+                           if not step.tool_call_id else {"state": "completed"})
                 self._step_done(plan)
                 return None
             self.transcript.add_tool_calls(calls, content=response.content or "")
-            step.write({"tool": calls[0].name, "tool_arguments": json.dumps(calls[0].arguments, default=str),
-                        "tool_call_id": " ".join(call.id for call in calls)})
+            step.write({"tool_call_id": " ".join(filter(None, [step.tool_call_id, *(c.id for c in calls)])),
+                        "tool_arguments": json.dumps(calls[-1].arguments, default=str),
+                        "tool": step.tool or calls[-1].name})
             self._checkpoint()
             paused = self._run_calls(calls, response.finish_reason)
         if paused:
             self._plan_event(plan)
             return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
-        self._settle_step(step)
-        self._step_done(plan)
+        self._settle_step(step, [call.id for call in calls])
         return None
 
-    def _settle_step(self, step) -> None:
-        """Mark the running ``step`` completed when each of its calls
-        succeeded, else failed with the first failure's text."""
-        results = [self.transcript.result_rows.get(call_id) for call_id in (step.tool_call_id or "").split()]
+    def _settle_step(self, step, call_ids: list[str]) -> None:
+        """After ``call_ids`` of the running ``step`` ran: failed with the
+        first failure's text, completed when the step's tool ran (see
+        ``_do_step``), else left running."""
+        results = [self.transcript.result_rows.get(call_id) for call_id in call_ids]
         failed = [row for row in results if row is None or row.tool_status != "done"]
         if failed:
             error = failed[0].content if failed[0] is not None else "the call got no result"
             step.write({"state": "failed", "error": (error or "")[:MAX_STEP_TEXT]})
         else:
-            step.write({"state": "completed", "result": (results[-1].content or "")[:MAX_STEP_TEXT]})
+            ran = {self.transcript.call_rows[call_id].tool_name for call_id in step.tool_call_id.split()
+                   if call_id in self.transcript.call_rows}
+            if step.tool in ran or self._step_rounds.get(step.id, 0) >= MAX_STEP_ROUNDS:
+                step.write({"state": "completed", "result": (results[-1].content or "")[:MAX_STEP_TEXT]})
+        self._step_done(step.plan_id)
 
     def _step_done(self, plan) -> None:
         self._plan_event(plan)
@@ -191,11 +203,11 @@ class PlanSteps:
     def _done_call_keys(self, plan) -> set[str]:
         """The calls (``call_key``) the plan's completed steps ran."""
         keys = set()
-        for step in plan.step_ids.filtered(lambda s: s.state == "completed" and s.tool and s.tool_arguments):
-            try:
-                keys.add(call_key(step.tool, json.loads(step.tool_arguments)))
-            except ValueError:
-                continue
+        for step in plan.step_ids.filtered(lambda s: s.state == "completed" and s.tool_call_id):
+            for call_id in step.tool_call_id.split():
+                row = self.transcript.call_rows.get(call_id)
+                if row is not None:
+                    keys.add(call_key(row.tool_name, row._get_arguments()))
         return keys
 
     # ----------------------------------------------------------- replanning
@@ -298,8 +310,7 @@ class PlanSteps:
             why = self.env._("Stopped at step %(n)s (%(step)s): you rejected %(tool)s.", n=step.sequence,
                              step=step.description, tool=request.tool)
             return self._end_plan(plan, "cancelled", why)
-        self._settle_step(step)
-        self._step_done(plan)
+        self._settle_step(step, (step.tool_call_id or "").split())
         if step.state == "failed":
             ended = self._replan(plan, step)
             if ended is not None:

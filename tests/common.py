@@ -99,7 +99,9 @@ class AgenticSetupMixin:
             "cost_per_output_token": 0.000002,
         })
         cls.agent = cls.env.ref("agentic_ai.agent_general_assistant")
-        cls.agent.write({"llm_provider_id": cls.provider.id, "require_confirmation": "never"})
+        # ReAct unless a test says otherwise: Hybrid would plan the longer messages (tests/test_plan_execute.py).
+        cls.agent.write({"llm_provider_id": cls.provider.id, "require_confirmation": "never",
+                         "execution_mode": "react"})
         cls.agent.action_activate()
 
     def script(self, *turns):
