@@ -41,3 +41,4 @@ from . import test_chat_tour
 from . import test_chat_screenshots
 from . import test_plan_models
 from . import test_plan_execute
+from . import test_plan_stream
