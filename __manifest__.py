@@ -23,6 +23,7 @@
         "views/agent_tool_views.xml",
         "views/agent_views.xml",
         "views/agent_thread_views.xml",
+        "views/agent_plan_views.xml",
         "views/agent_execution_log_views.xml",
         "views/agent_safety_rule_views.xml",
         "views/res_config_settings_views.xml",

@@ -223,6 +223,25 @@ class AgenticAiChatController(http.Controller):
         duration_ms}``."""
         return self._get_thread(thread_id).get_stats()
 
+    @http.route("/agentic_ai/thread/plan", type="jsonrpc", auth="user", methods=["POST"])
+    def thread_plan(self, thread_id=None, plan_id=None):
+        """The execution plan of a thread (spec 000 §3.5, §11.1): ``{thread_id,
+        mode, mode_reason, plan}``; ``mode`` is how the last turn ran (react
+        or plan_and_execute, null before any), ``plan`` the plan ``plan_id``
+        (which must be this thread's) or else the thread's latest plan, as
+        ``agentic.ai.plan._payload()`` gives it, or null when there is none."""
+        thread = self._get_thread(thread_id)
+        if plan_id is not None:
+            plan_id = self._int_param("plan_id", plan_id)
+            plan = request.env["agentic.ai.plan"].browse(plan_id).exists()
+            if not plan or plan.sudo().thread_id != thread:
+                raise MissingError(request.env._("Plan %(plan)s does not exist in conversation %(thread)s.",
+                                                 plan=plan_id, thread=thread.id))
+        else:
+            plan = thread._current_plan()
+        return {"thread_id": thread.id, "mode": thread.mode_used or None, "mode_reason": thread.mode_reason or None,
+                "plan": plan._payload() if plan else None}
+
     @http.route("/agentic_ai/chat/send_async", type="jsonrpc", auth="user", methods=["POST"])
     def chat_send_async(self, thread_id=None, message=None):
         """Queue ``message`` for the processor cron and return at once:

@@ -221,9 +221,11 @@ class AgenticAiThread(models.Model):
 
     def _current_plan(self):
         """The thread's most recent plan (``agentic.ai.plan``, empty when it
-        has none), spec 000 §3.5."""
+        has none), spec 000 §3.5; found whatever the record rules of the
+        caller's environment, returned in that environment."""
         self.ensure_one()
-        return self.env["agentic.ai.plan"].search([("thread_id", "=", self.id)], order="id desc", limit=1)
+        plan = self.env["agentic.ai.plan"].sudo().search([("thread_id", "=", self.id)], order="id desc", limit=1)
+        return plan.with_env(self.env)
 
     # ------------------------------------------------------------- form actions
     def action_send_message(self):

@@ -40,5 +40,6 @@ from . import test_markdown_render
 from . import test_chat_tour
 from . import test_chat_screenshots
 from . import test_plan_models
+from . import test_plan_route
 from . import test_plan_execute
 from . import test_plan_stream

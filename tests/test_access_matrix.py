@@ -22,6 +22,9 @@ EXPECTED = {
     "agentic.ai.thread": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
     "agentic.ai.thread.message": {"user": "r", "operator": "r", "admin": "r"},
     "agentic.ai.execution.log": {"user": "r", "operator": "r", "admin": "r"},
+    # Written by the engine only (as superuser), spec 000 §3.5.
+    "agentic.ai.plan": {"user": "r", "operator": "r", "admin": "r"},
+    "agentic.ai.plan.step": {"user": "r", "operator": "r", "admin": "r"},
     "agentic.ai.safety.rule": {"user": "", "operator": "r", "admin": "rwcu"},
     "agentic.ai.confirm.wizard": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
     "agentic.ai.execution.log.checkpoint": {"user": "", "operator": "", "admin": "r"},
@@ -52,7 +55,7 @@ class TestAccessMatrix(AgenticCase):
         self.assertEqual(models, set(EXPECTED), "a model of the addon has no expected rights here")
 
     def test_acl_matrix(self):
-        """Every model × group × operation against EXPECTED (108 checks)."""
+        """Every model × group × operation against EXPECTED (180 checks)."""
         checked = 0
         for model, rights in EXPECTED.items():
             for group, user in self.members.items():
@@ -75,7 +78,7 @@ class TestAccessMatrix(AgenticCase):
         for row in ours:
             granted = "".join(letter for letter, operation in OPERATIONS.items() if row[f"perm_{operation}"])
             self.assertEqual(granted, EXPECTED[row.model_id.model][by_group[row.group_id]], row.name)
-        self.assertEqual(len(rows), 40, "39 model rows and the operators' read access to ir.model")
+        self.assertEqual(len(rows), 46, "45 model rows and the operators' read access to ir.model")
 
     def test_logs_and_messages_are_never_writable(self):
         log = self.env["agentic.ai.execution.log"].log("error", user_id=self.members["admin"].id)

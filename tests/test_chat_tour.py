@@ -73,6 +73,29 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         responses = self.thread().message_ids.filtered(lambda m: m.role == "confirmation_response")
         self.assertEqual(len(responses), 2)
 
+    def test_plan_panel_shows_the_threads_latest_plan(self):
+        thread = self.agent.with_user(self.salesperson).start_thread(name="Plan tour")
+        Plan = self.env["agentic.ai.plan"]
+        Plan.create({"thread_id": thread.id, "goal": "an older plan"})._add_steps([{"description": "Old step"}])
+        plan = Plan.create({"thread_id": thread.id, "goal": "Buy, receive, sell, invoice",
+                            "mode_reason": 'Hybrid: complex request ("then", 63 words)'})
+        first, second, third, fourth = plan._add_steps([
+            {"description": "Create the purchase order", "tool": "create_purchase_order"},
+            {"description": "Receive the goods", "tool": "validate_picking"},
+            {"description": "Create the sale order", "tool": "create_sale_order"},
+            {"description": "Invoice the sale", "tool": "create_invoice"},
+        ])
+        plan._set_state("executing")
+        plan._set_state("replanning")
+        for step, states, values in ((first, ("running", "completed"), {"result": "P00042"}),
+                                     (second, ("skipped",), {}),
+                                     (third, ("running", "failed"), {"error": "no price for the vendor"}),
+                                     (fourth, ("running",), {})):
+            for state in states:
+                step.write({"state": state, **values})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_plan_panel", login="chat_sales",
+                        timeout=120)
+
     def test_stop_button_interrupts_the_run(self):
         words = " ".join(f"w{i}" for i in range(200))
         self.script({"content": words, "chunk_delay": 0.1})

@@ -1,5 +1,5 @@
 """Record rules (spec 000 §7.1, issue 9 point 8): who sees which threads,
-messages and execution logs across users and companies, what a run's tools
+messages, execution logs and plans across users and companies, what a run's tools
 read for a user of another company, and that a salesperson's agent reads no
 HR data the salesperson cannot read."""
 import json
@@ -14,7 +14,7 @@ from .common import SALESMAN_GROUPS, AgenticCase, ToolCase, observation_records,
 _logger = logging.getLogger(__name__)
 
 MODELS = {"threads": "agentic.ai.thread", "messages": "agentic.ai.thread.message",
-          "logs": "agentic.ai.execution.log"}
+          "logs": "agentic.ai.execution.log", "plans": "agentic.ai.plan", "steps": "agentic.ai.plan.step"}
 
 
 @tagged("post_install", "-at_install")
@@ -63,8 +63,12 @@ class TestIsolationMatrix(AgenticCase):
 
     def test_isolation_matrix(self):
         held = self.conversations()
-        records = {owner: {"threads": thread, "messages": thread.message_ids, "logs": thread.execution_log_ids}
-                   for owner, (thread, _names) in held.items()}
+        records = {}
+        for owner, (thread, _names) in held.items():
+            plan = self.env["agentic.ai.plan"].create({"thread_id": thread.id, "goal": "partners?"})
+            steps = plan._add_steps([{"description": "Search the partners", "tool": "odoo_search_read"}])
+            records[owner] = {"threads": thread, "messages": thread.message_ids, "logs": thread.execution_log_ids,
+                              "plans": plan, "steps": steps}
         self.assertTrue(all(r["messages"] and r["logs"] for r in records.values()))
         co_1, everyone = {"A (co 1)", "B (co 1)"}, {"A (co 1)", "B (co 1)", "C (co 2)"}
         expected = {
@@ -75,6 +79,8 @@ class TestIsolationMatrix(AgenticCase):
             "operator co 1+2": {"threads": everyone, "messages": everyone, "logs": set()},
             "AI admin co 1": {"threads": co_1, "messages": co_1, "logs": co_1},
         }
+        for cells in expected.values():  # plans and their steps are seen as their conversations are
+            cells.update(plans=cells["threads"], steps=cells["threads"])
         table, passed, total = [], 0, 0
         for viewer, user in self.viewers.items():
             cells = []
@@ -90,7 +96,7 @@ class TestIsolationMatrix(AgenticCase):
                     self.assertEqual(seen, expected[viewer][kind], f"{viewer} sees these {kind}")
                     self.assertTrue(complete, f"{viewer} sees part of a conversation's {kind}")
             table.append(f"{viewer:<16} | " + " | ".join(cells))
-        _logger.info("isolation matrix (%s/%s cells pass): viewer | threads | messages | logs\n%s",
+        _logger.info("isolation matrix (%s/%s cells pass): viewer | threads | messages | logs | plans | steps\n%s",
                      passed, total, "\n".join(table))
         self.assertEqual(passed, total)
 

@@ -148,6 +148,7 @@ export class ChatAction extends Component {
             this.state.agentId = answer.thread.agent_id;
             this.state.messages = answer.messages.filter((m) => SHOWN_ROLES.has(m.role)).map(normalizeRow);
             this.remember(threadId);
+            this.loadPlan(threadId);
             if (["queued", "executing"].includes(answer.thread.state)) {
                 // A run started elsewhere (another tab, the queue): follow it.
                 this.follow((handler) => handler.poll(), () => this.openThread(threadId));
@@ -157,6 +158,19 @@ export class ChatAction extends Component {
         }
         if (this.ui.isSmall) {
             this.state.sidebarOpen = false;
+        }
+    }
+
+    /** Show the latest plan of the thread (`/agentic_ai/thread/plan`), if it has one. */
+    async loadPlan(threadId) {
+        let answer;
+        try {
+            answer = await rpc("/agentic_ai/thread/plan", { thread_id: threadId }, { silent: true });
+        } catch {
+            return; // the panel is an extra: the conversation itself loaded
+        }
+        if (this.state.thread && this.state.thread.id === threadId && answer.plan) {
+            this.state.plan = answer.plan;
         }
     }
 
@@ -288,7 +302,6 @@ export class ChatAction extends Component {
             thinking: true,
             queued: false,
             streamingText: "",
-            plan: null,
             stats: null,
         });
         this.state.thread.state = "executing";
@@ -328,6 +341,10 @@ export class ChatAction extends Component {
             onError: (data) => this.showError(data.message || _t("The agent failed."), retry),
             onPollState: (data) => {
                 this.state.queued = data.state === "queued";
+                // No plan_update event comes by polling: read the plan as it advances.
+                if (data.state === "executing") {
+                    this.loadPlan(this.state.thread.id);
+                }
             },
             onDone: (result) => this.finish(result),
         };
@@ -366,6 +383,9 @@ export class ChatAction extends Component {
             this.notification.add(_t("The run was stopped; what it did is kept."), { type: "info" });
         }
         this.loadThreads();
+        if (this.state.thread) {
+            this.loadPlan(this.state.thread.id); // its final state, and a plan followed by polling
+        }
     }
 
     async stop() {

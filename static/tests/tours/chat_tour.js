@@ -273,3 +273,23 @@ registry.category("web_tour.tours").add("agentic_ai_chat_phone", {
         idle(),
     ],
 });
+
+registry.category("web_tour.tours").add("agentic_ai_chat_plan_panel", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        // Opening a conversation shows its latest plan (/agentic_ai/thread/plan): state, progress, why, steps.
+        { trigger: ".o_agentic_ai_thread:contains(Plan tour) .o_agentic_ai_thread_name", run: "click" },
+        { trigger: ".o_agentic_ai_plan[data-plan-state=replanning] .o_agentic_ai_plan_state:contains(replanning)" },
+        { trigger: ".o_agentic_ai_plan .o_agentic_ai_plan_progress:contains(50%)" },
+        { trigger: ".o_agentic_ai_plan .o_agentic_ai_plan_reason:contains(complex request)" },
+        { trigger: ".o_agentic_ai_plan_step[data-step-state=completed]:contains(1. Create the purchase order) .fa-check-circle" },
+        { trigger: ".o_agentic_ai_plan_step[data-step-state=completed]:contains(P00042)" },
+        { trigger: ".o_agentic_ai_plan_step[data-step-state=skipped]:contains(2. Receive the goods) .fa-minus-circle" },
+        { trigger: ".o_agentic_ai_plan_step[data-step-state=failed]:contains(3. Create the sale order) .fa-times-circle" },
+        { trigger: ".o_agentic_ai_plan_step[data-step-state=failed]:contains(no price for the vendor)" },
+        { trigger: ".o_agentic_ai_plan_step[data-step-state=running]:contains(4. Invoice the sale) .fa-spinner" },
+        // A new conversation has no plan.
+        { trigger: ".o_agentic_ai_new_thread", run: "click" },
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_plan)) .o_agentic_ai_empty" },
+    ],
+});
