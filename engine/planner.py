@@ -1,12 +1,12 @@
 """Planner (spec 000 §4.4, §4.8; issue 12 point 2): whether a request
-needs a plan, and the texts the planner's LLM calls send and read.
+needs a plan, and the planner's LLM calls: the plan, each step's exact
+call, a new plan after a failure, the final answer.
 
 Plain Python, no Odoo: ``assess_complexity`` is a heuristic on the user's
-words; the ``*_prompt`` functions build the system messages of the
-planning, step, replanning and synthesis calls; ``parse_plan_response``
-reads a plan out of whatever a model answered (case BR-22). The runtime
-(engine/runtime_plan.py) makes the calls, through the run's providers,
-and keeps the plan's records."""
+words; ``Planner`` makes the calls through the ``ask`` function the
+runtime gives it (engine/runtime_plan.py, which keeps the plan's records)
+and reads their answers; ``parse_plan_response`` reads a plan out of
+whatever a model answered (case BR-22)."""
 from __future__ import annotations
 
 import json
@@ -63,6 +63,62 @@ def assess_complexity(text: str) -> Complexity:
     if words > MAX_WORDS_SIMPLE:
         return Complexity(COMPLEX, f"complex request ({words} words, more than {MAX_WORDS_SIMPLE})")
     return Complexity(SIMPLE, f"simple request ({words} words, no sequence words)")
+
+
+# ------------------------------------------------------------------ planner
+class Planner:
+    """The planner of spec 000 §4.8 over one run's LLM.
+
+    ``ask(system_prompt, tools, relay) -> (LLMResponse, calls)`` sends the
+    conversation under ``system_prompt``, with the run's tool schemas when
+    ``tools``, its text streamed to the user when ``relay``, and returns the
+    answer and its tool calls; it raises whatever the run's LLM calls raise
+    (engine/llm_calls.py), and so do the methods here. ``tools``: name →
+    description of the tools the run may use; ``max_steps``: the longest
+    plan the agent accepts; ``extra``: the agent's planning prompt."""
+
+    PLANNER_ATTEMPTS = 2  # a plan cut by the output limit is asked for once more (case BR-22 e)
+
+    def __init__(self, ask, tools: dict[str, str], max_steps: int, extra: str = ""):
+        self.ask = ask
+        self.tools = tools
+        self.max_steps = max_steps
+        self.extra = extra
+
+    assess_complexity = staticmethod(assess_complexity)
+
+    def generate_plan(self) -> list[tuple[object, ParsedPlan]]:
+        """The planner's answers with what each held, one or two: a plan
+        cut by the output limit is asked for once more, and nothing from
+        the cut one is used. The last one decides."""
+        answers = []
+        for _attempt in range(self.PLANNER_ATTEMPTS):
+            response, _calls = self.ask(planning_prompt(self.tools, self.max_steps, self.extra), False, False)
+            parsed = parse_plan_response(response.content, response.finish_reason)
+            answers.append((response, parsed))
+            if not parsed.cut:
+                break
+        return answers
+
+    def refine_step(self, system_prompt: str, goal: str, progress: str, number: int, total: int,
+                    description: str, tool: str = ""):
+        """``(response, calls)``: the exact tool(s) and arguments of step
+        ``number`` of ``total``, decided now from the results so far (the
+        transcript) and the plan's ``progress``; no calls when the model
+        answered in text."""
+        return self.ask(step_prompt(system_prompt, goal, progress, number, total, description, tool), True, False)
+
+    def replan(self, goal: str, progress: str, failed: str, error: str) -> ParsedPlan:
+        """The steps that remain after step ``failed`` ended with ``error``."""
+        response, _calls = self.ask(replanning_prompt(self.tools, self.max_steps, goal, progress, failed, error),
+                                    False, False)
+        return parse_plan_response(response.content, response.finish_reason)
+
+    def synthesize_result(self, system_prompt: str, goal: str, progress: str) -> str:
+        """The answer to the user once the plan is finished (streamed to
+        them as it comes); ``""`` when the model gave none."""
+        response, _calls = self.ask(synthesis_prompt(system_prompt, goal, progress), False, True)
+        return (response.content or "").strip()
 
 
 # ------------------------------------------------------------------ prompts

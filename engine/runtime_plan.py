@@ -18,22 +18,21 @@ import json
 from .agent_result import AgentResult
 from .confirmation import ConfirmationRequest, call_key
 from .llm_calls import Interrupted, LLMUnavailable
-from .planner import (
-    COMPLEX,
-    ParsedPlan,
-    assess_complexity,
-    parse_plan_response,
-    planning_prompt,
-    replanning_prompt,
-    step_prompt,
-    synthesis_prompt,
-)
+from .planner import COMPLEX, ParsedPlan, Planner, assess_complexity
 from .text import clean_text
 
 OPEN_PLAN_STATES = ("planning", "executing", "replanning")
 MAX_STEP_TEXT = 500      # characters of a step's result or error kept on the step
-PLANNER_ATTEMPTS = 2     # a plan cut by the output limit is asked for once more (case BR-22 e)
 MAX_STEP_ROUNDS = 4      # LLM rounds one step may take (a step may need calls in turn)
+
+
+class TurnEnded(Exception):
+    """The turn ended before a planner call (a budget or rate limit):
+    ``result`` is its AgentResult, already stored."""
+
+    def __init__(self, result: AgentResult):
+        super().__init__(result.reply)
+        self.result = result
 
 
 def close_open_plans(thread, state: str, why: str) -> None:
@@ -62,19 +61,26 @@ class PlanSteps:
         return ("plan_and_execute" if complexity.label == COMPLEX else "react"), f"Hybrid: {complexity.reason}"
 
     def _plan_and_execute(self, goal: str, reason: str) -> AgentResult:
-        """Plan ``goal`` (the user's message), show the plan, run it. The
-        planner giving no plan (prose, ``[]``) falls back to ReAct at once."""
+        """Plan ``goal`` (the user's message), show the plan, run it (spec
+        §4.3). The planner giving no plan (prose, ``[]``) falls back to
+        ReAct at once."""
         plan = self.env["agentic.ai.plan"].sudo().create({
             "thread_id": self.thread.id, "goal": goal, "mode_reason": reason,
             "max_replanning": self.context.max_replanning})
         self._checkpoint()
-        parsed = self._ask_planner(plan)
-        if isinstance(parsed, AgentResult):
-            return parsed
+        return self._plan_guarded(self._start_plan, plan, reason)
+
+    def _start_plan(self, plan, reason: str) -> AgentResult:
+        parsed = None
+        for response, parsed in self._planner().generate_plan():
+            self.audit.record("plan_generated", success=bool(parsed.steps), llm_model=response.model,
+                              input_data={"goal": plan.goal},
+                              output_data={"steps": list(parsed.steps), "finish_reason": response.finish_reason},
+                              error_message=parsed.problem or False)
         if parsed.cut:
-            why = self.env._("The planner's answer was cut off twice by the model's output limit, so nothing was "
-                             "run. Ask for fewer things at once, or raise the provider's maximum output tokens.")
-            return self._end_plan(plan, "failed", why)
+            return self._end_plan(plan, "failed", self.env._(
+                "The planner's answer was cut off twice by the model's output limit, so nothing was run. Ask for "
+                "fewer things at once, or raise the provider's maximum output tokens."))
         if not parsed.steps:
             plan._set_state("cancelled", result=self.env._("No plan needed (%s): answered step by step instead.",
                                                            parsed.problem))
@@ -83,33 +89,15 @@ class PlanSteps:
             self._checkpoint()
             return self._react_loop()
         if len(parsed.steps) > self.context.max_plan_steps:
-            why = self.env._("The plan for this request has %(n)s steps, more than this agent's limit of %(max)s, "
-                             "so nothing was run. Split the request, or raise Max Plan Steps on the agent.",
-                             n=len(parsed.steps), max=self.context.max_plan_steps)
-            return self._end_plan(plan, "failed", why)
+            return self._end_plan(plan, "failed", self.env._(
+                "The plan for this request has %(n)s steps, more than this agent's limit of %(max)s, so nothing was "
+                "run. Split the request, or raise Max Plan Steps on the agent.",
+                n=len(parsed.steps), max=self.context.max_plan_steps))
         plan._add_steps(list(parsed.steps))
         plan._set_state("executing")
         self._plan_event(plan)
         self._checkpoint()
         return self._execute_plan(plan)
-
-    def _ask_planner(self, plan) -> ParsedPlan | AgentResult:
-        """The planner's plan: asked again once when the answer was cut
-        (exactly two calls then, nothing run from the cut text)."""
-        prompt = planning_prompt(self._tool_lines(), self.context.max_plan_steps, self.context.planning_prompt)
-        parsed = ParsedPlan()
-        for _attempt in range(PLANNER_ATTEMPTS):
-            response = self._plan_call(prompt)
-            if isinstance(response, AgentResult):
-                return response
-            parsed = parse_plan_response(response.content, response.finish_reason)
-            self.audit.record("plan_generated", success=bool(parsed.steps), llm_model=response.model,
-                              input_data={"goal": plan.goal},
-                              output_data={"steps": list(parsed.steps), "finish_reason": response.finish_reason},
-                              error_message=parsed.problem or False)
-            if not parsed.cut:
-                break
-        return parsed
 
     # --------------------------------------------------------- execution
     def _execute_plan(self, plan) -> AgentResult:
@@ -120,13 +108,11 @@ class PlanSteps:
             step = plan.get_current_step()
             if not step:
                 return self._finish_plan(plan)
-            ended = self._do_step(plan, step)
-            if ended is not None:
-                return ended
+            paused = self._do_step(plan, step)
+            if paused is not None:
+                return paused
             if step.state == "failed":
-                ended = self._replan(plan, step)
-                if ended is not None:
-                    return ended
+                self._replan(plan, step)
 
     def _do_step(self, plan, step) -> AgentResult | None:
         """One round of refine_step (spec §4.8) for ``step``: one LLM call
@@ -136,27 +122,17 @@ class PlanSteps:
         ``MAX_STEP_ROUNDS`` rounds passed), or the model answered in text;
         failed when a call failed; else it stays running for another round
         (a step may need two calls in turn: confirm, then receive). Returns
-        an AgentResult when the turn ends here (a confirmation, an outage)."""
-        limited = self._limit_before_llm()
-        if limited:
-            return limited
+        the turn's end when a call waits for the user's confirmation."""
         steps = plan.step_ids.sorted("sequence")
         if step.state == "pending":
             step.write({"state": "running"})
-            self._plan_event(plan)
-            self._checkpoint()
+            self._step_done(plan)
         self._step_rounds[step.id] = self._step_rounds.get(step.id, 0) + 1
-        prompt = step_prompt(self.system_prompt, plan.goal, plan.get_progress_summary(), list(steps).index(step) + 1,
-                             len(steps), step.description, step.tool or "")
         self.iterations += 1
         with self.audit.step():
-            try:
-                response, calls = self.llm.answer(self.transcript.for_llm(prompt), self.context.llm_schemas,
-                                                  self.transcript.normalize_calls, relay=False)
-            except LLMUnavailable as exc:
-                return self._fail(exc)  # _end_turn closes the plan
-            except Interrupted as exc:
-                return self._interrupt(exc.response)
+            response, calls = self._planner().refine_step(
+                self.system_prompt, plan.goal, plan.get_progress_summary(), list(steps).index(step) + 1, len(steps),
+                step.description, step.tool or "")
             if not calls:
                 text = clean_text(response.content).strip()
                 step.write({"state": "completed", "result": text[:MAX_STEP_TEXT]} if text else
@@ -211,34 +187,25 @@ class PlanSteps:
         return keys
 
     # ----------------------------------------------------------- replanning
-    def _replan(self, plan, failed) -> AgentResult | None:
+    def _replan(self, plan, failed) -> None:
         """replan (spec §4.8) after step ``failed``: up to the plan's
         ``max_replanning`` attempts in all, each counted whether the
-        replanner answered or not (case BR-23). Returns the turn's end when
-        the plan fails, None when a new plan of what remains is in place."""
+        replanner answered or not (case BR-23). With a new plan of what
+        remains in place, the plan goes on; else it fails and the turn ends
+        (TurnEnded)."""
         while plan.replan_count < plan.max_replanning:
-            limited = self._limit_before_llm()
-            if limited:
-                return limited
-            values = {"replan_count": plan.replan_count + 1}
-            if plan.state != "replanning":
-                values["state"] = "replanning"
-            plan.write(values)
-            self._plan_event(plan)
-            self._checkpoint()
-            prompt = replanning_prompt(self._tool_lines(), self.context.max_plan_steps, plan.goal,
-                                       plan.get_progress_summary(), failed.description, failed.error or "")
-            response = self._plan_call(prompt, ends_turn=False)
-            if isinstance(response, AgentResult):
-                return response
-            if isinstance(response, LLMUnavailable):
-                parsed = ParsedPlan(problem=str(response))
-            else:
-                parsed = parse_plan_response(response.content, response.finish_reason)
+            plan.write({"replan_count": plan.replan_count + 1,
+                        **({"state": "replanning"} if plan.state != "replanning" else {})})
+            self._step_done(plan)
+            try:
+                parsed = self._planner().replan(plan.goal, plan.get_progress_summary(), failed.description,
+                                                failed.error or "")
+            except LLMUnavailable as exc:  # counted: a replanner that is down is not asked forever
+                parsed = ParsedPlan(problem=str(exc))
             steps = self._new_steps(plan, parsed.steps)
-            too_long = len(steps) > self.context.max_plan_steps
             problem = parsed.problem or ("the new plan repeats only steps already done" if not steps else "") or (
-                f"the new plan has {len(steps)} steps, more than {self.context.max_plan_steps}" if too_long else "")
+                f"the new plan has {len(steps)} steps, more than {self.context.max_plan_steps}"
+                if len(steps) > self.context.max_plan_steps else "")
             self.audit.record("plan_revised", success=not problem, input_data={"failed_step": failed.description,
                                                                                "error": failed.error or ""},
                               output_data={"steps": steps, "attempt": plan.replan_count},
@@ -247,11 +214,11 @@ class PlanSteps:
                 plan._replace_remaining_steps(steps)
                 plan._set_state("executing")
                 self._step_done(plan)
-                return None
+                return
             self._checkpoint()
-        why = self.env._("Step %(n)s (%(step)s) failed: %(error)s", n=failed.sequence, step=failed.description,
-                         error=(failed.error or "").strip()[:300])
-        return self._end_plan(plan, "failed", why)
+        raise TurnEnded(self._end_plan(plan, "failed", self.env._(
+            "Step %(n)s (%(step)s) failed: %(error)s", n=failed.sequence, step=failed.description,
+            error=(failed.error or "").strip()[:300])))
 
     def _new_steps(self, plan, steps) -> list[dict]:
         """The replanner's ``steps`` without those the plan already did (a
@@ -264,24 +231,15 @@ class PlanSteps:
     # ------------------------------------------------------------------ ends
     def _finish_plan(self, plan) -> AgentResult:
         """synthesize_result (spec §4.8): one LLM call writes the answer;
-        without a provider the progress summary is the answer."""
+        when no provider answers, the progress summary is the answer."""
         plan._set_state("completed")
-        self._plan_event(plan)
-        self._checkpoint()
+        self._step_done(plan)
         summary = plan.get_progress_summary()
-        limited = self._limit_before_llm()
-        if limited:
-            return limited
         try:
-            response, _calls = self.llm.answer(
-                self.transcript.for_llm(synthesis_prompt(self.system_prompt, plan.goal, summary)), [],
-                lambda calls: [])
-            reply = clean_text(response.content).strip() or summary
+            reply = clean_text(self._planner().synthesize_result(self.system_prompt, plan.goal, summary)) or summary
         except LLMUnavailable as exc:
             reply = self.env._("%(summary)s\n\n(The summary could not be written: %(error)s)", summary=summary,
                                error=str(exc))
-        except Interrupted as exc:
-            return self._interrupt(exc.response)
         plan.write({"result": reply})
         self.transcript.add_assistant(reply)
         return self._end_turn("completed", reply)
@@ -296,6 +254,9 @@ class PlanSteps:
         return self._end_turn("completed", reply)
 
     def _continue_after_answer(self, request: ConfirmationRequest, approved: bool) -> AgentResult:
+        return self._plan_guarded(self._resume_plan, request, approved)
+
+    def _resume_plan(self, request: ConfirmationRequest, approved: bool) -> AgentResult:
         """After the user answered the confirmation of ``request``: when it
         paused a plan's step, approval settles that step and the plan goes
         on from there; rejection ends the plan with what was and was not
@@ -312,29 +273,36 @@ class PlanSteps:
             return self._end_plan(plan, "cancelled", why)
         self._settle_step(step, (step.tool_call_id or "").split())
         if step.state == "failed":
-            ended = self._replan(plan, step)
-            if ended is not None:
-                return ended
+            self._replan(plan, step)
         return self._execute_plan(plan)
 
     # --------------------------------------------------------------- helpers
-    def _plan_call(self, prompt: str, ends_turn: bool = True):
-        """One planner call without tools and without relaying its text:
-        the LLMResponse; on an outage the turn's end (``ends_turn``) or the
-        LLMUnavailable; on a stop the turn's end."""
-        limited = self._limit_before_llm()
-        if limited:
-            return limited
+    def _plan_guarded(self, step, *args) -> AgentResult:
+        """Run ``step``, ending the turn as the ReAct loop does when no
+        provider answers or the run is stopped during a planner call."""
         try:
-            response, _calls = self.llm.answer(self.transcript.for_llm(prompt), [], lambda calls: [], relay=False)
-            return response
+            return step(*args)
+        except TurnEnded as ended:
+            return ended.result
         except LLMUnavailable as exc:
-            return self._fail(exc) if ends_turn else exc
+            return self._fail(exc)  # _end_turn closes the plan
         except Interrupted as exc:
             return self._interrupt(exc.response)
 
-    def _tool_lines(self) -> dict[str, str]:
-        return {name: spec.description for name, spec in self.context.tools.items()}
+    def _planner(self) -> Planner:
+        return Planner(self._ask, {name: spec.description for name, spec in self.context.tools.items()},
+                       self.context.max_plan_steps, self.context.planning_prompt)
+
+    def _ask(self, system_prompt: str, tools: bool, relay: bool):
+        """One LLM call of the planner (see ``Planner``), after the run's
+        budget and rate limits are checked (TurnEnded when reached)."""
+        limited = self._limit_before_llm()
+        if limited:
+            raise TurnEnded(limited)
+        if tools:
+            return self.llm.answer(self.transcript.for_llm(system_prompt), self.context.llm_schemas,
+                                   self.transcript.normalize_calls, relay=relay)
+        return self.llm.answer(self.transcript.for_llm(system_prompt), [], lambda calls: [], relay=relay)
 
     def _plan_event(self, plan) -> None:
         """Relay the plan's state as a ``plan_update`` event (spec §10.2)."""
