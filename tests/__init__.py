@@ -39,3 +39,4 @@ from . import test_backend_views
 from . import test_markdown_render
 from . import test_chat_tour
 from . import test_chat_screenshots
+from . import test_turn_guards
