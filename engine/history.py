@@ -49,6 +49,9 @@ class HistoryFitter:
         self._sizes[id(message)] = (len(calls), tokens)
         return tokens
 
+    def _group_size(self, messages: list[dict], group: tuple[int, int]) -> int:
+        return sum(self.size(m) for m in messages[group[0]:group[1]])
+
     def fit(self, messages: list[dict], system_prompt: str, budget: int,
             statuses: dict[str, str] | None = None) -> tuple[str, list[dict]]:
         """``(system_prompt, kept)``: ``messages`` unchanged when they fit in
@@ -62,18 +65,25 @@ class HistoryFitter:
         if total <= budget:
             return system_prompt, messages
         last_user = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), 0)
-        items: list[str] = []
-        summary, summary_tokens, cut = "", 0, 0
-        for start, end in _groups(messages, last_user):
-            if total + summary_tokens <= budget:
-                break
-            total -= sum(self.size(m) for m in messages[start:end])
-            items.extend(_describe(messages[start:end], statuses or {}))
-            summary = _render(items, end)
-            summary_tokens = self.count(summary)
-            cut = end
-        if not cut:
+        groups = list(_groups(messages, last_user))
+        dropped = 0
+        # First the groups that must go whatever the summary's size (no tokenising), then one at a time
+        # while the summary does not fit either: the summary is counted once or a few times per call.
+        while dropped < len(groups) and total > budget:
+            total -= self._group_size(messages, groups[dropped])
+            dropped += 1
+        if not dropped:
             return system_prompt, messages
+        items = [item for start, end in groups[:dropped] for item in _describe(messages[start:end], statuses or {})]
+        while True:
+            summary = _render(items, groups[dropped - 1][1])
+            if dropped == len(groups) or total + self.count(summary) <= budget:
+                break
+            start, end = groups[dropped]
+            total -= self._group_size(messages, groups[dropped])
+            items += _describe(messages[start:end], statuses or {})
+            dropped += 1
+        cut = groups[dropped - 1][1]
         prompt = f"{system_prompt}\n\n{summary}" if system_prompt else summary
         return prompt, messages[cut:]
 
