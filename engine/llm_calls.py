@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from ..llm import LLMError, LLMResponse
 from .run_context import ProviderSpec
+from .turn_limits import TurnLimitReached
 
 ATTEMPTS_PER_PROVIDER = 2          # spec 000 §4.5
 MAX_RETRY_AFTER = 10.0             # seconds: longest Retry-After we wait for
@@ -45,7 +46,11 @@ class LLMCaller:
 
     ``emit(event, data)`` receives ``token`` events (``{"text": str}``, or
     ``{"reset": True}`` when a failed stream's text must be discarded
-    before a retry); ``should_stop()`` is asked between streamed chunks."""
+    before a retry); ``should_stop()`` is asked between streamed chunks.
+
+    One per turn: it counts the turn's answers and its clock starts when it
+    is created, bounding every mode's turn to ``context.max_llm_calls``
+    answers and ``context.max_run_seconds`` seconds (issue 12 point 4)."""
 
     def __init__(self, context, audit, tracker, retry_delay: float,
                  emit: Callable[[str, dict], None] | None = None, should_stop: Callable[[], bool] | None = None):
@@ -55,6 +60,25 @@ class LLMCaller:
         self.retry_delay = retry_delay
         self.emit = emit
         self.should_stop = should_stop or (lambda: False)
+        self.started = time.monotonic()
+        self.calls = 0  # answers asked for in this turn (retries and fallback of one answer count once)
+
+    def check_bounds(self) -> None:
+        """Raise TurnLimitReached when one more LLM call would exceed the
+        turn's ``max_llm_calls``, or its ``max_run_seconds`` have passed."""
+        limit = self.context.max_llm_calls
+        if self.calls >= limit:
+            raise TurnLimitReached(
+                f"I stopped before finishing: this request reached its limit of {limit} calls to the AI model. "
+                "What I did so far is above; tell me how to continue, or split the request into smaller ones.",
+                f"LLM call limit reached: {limit} calls per user message")
+        seconds = self.context.max_run_seconds
+        elapsed = time.monotonic() - self.started
+        if elapsed >= seconds:
+            raise TurnLimitReached(
+                f"I stopped before finishing: this request reached its time limit of {seconds} seconds. "
+                "What I did so far is above; tell me how to continue, or split the request into smaller ones.",
+                f"time limit reached: {elapsed:.1f} s of {seconds} s per user message")
 
     def answer(self, messages: list[dict], schemas: list[dict], normalize,
                relay: bool = True) -> tuple[LLMResponse, list]:
@@ -63,8 +87,11 @@ class LLMCaller:
         4xx but 429, go straight to the next provider), and its tool calls
         as ``normalize(calls)`` returns them (final ids). ``relay=False``:
         the answer is not the user's to read (a plan, a step's call), so it
-        is not streamed to the listener. Raises
-        LLMUnavailable with every provider's last error, Interrupted."""
+        is not streamed to the listener. Raises LLMUnavailable with every
+        provider's last error, Interrupted, and TurnLimitReached (before any
+        request) when the turn's bounds are reached (``check_bounds``)."""
+        self.check_bounds()
+        self.calls += 1
         errors = []
         for provider in self.context.providers:
             if provider.adapter is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .json_values import dumps
 
-MAX_CHARS = 4000     # longest observation handed back to the model
+MAX_CHARS = 4000     # longest observation handed back to the model (the note added after it aside)
 MAX_RECORDS = 10     # records of a search shown in full
 
 _ERROR_HINTS = (
@@ -65,7 +65,16 @@ class Observer:
 
     @staticmethod
     def _truncate(text: str) -> str:
+        """The one cap on what a tool result puts in the transcript (issue
+        12 point 4, BR-19): at most MAX_CHARS characters, then a note saying
+        how much was shown and how to narrow it. The full result stays in
+        the call's execution log row only."""
         if len(text) <= MAX_CHARS:
             return text
-        cut = len(text) - MAX_CHARS
-        return text[:MAX_CHARS] + f"\n[… {cut} more characters cut; narrow the search or ask for fewer fields]"
+        return text[:MAX_CHARS] + truncation_note(MAX_CHARS, len(text))
+
+
+def truncation_note(shown: int, total: int) -> str:
+    """The note ending a cut observation: ``shown`` of ``total`` characters."""
+    return (f"\n[truncated: showed {shown} of {total} characters; narrow the search (domain, fields, limit) or ask "
+            "for fewer fields]")

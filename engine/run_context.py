@@ -4,8 +4,10 @@ user; the runtime, the executor and the safety guard read it and never go
 back to the records for settings."""
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 
 from ..llm import LLMError, get_adapter
@@ -13,11 +15,17 @@ from .rate_limits import RateLimits
 from .safety_rules import RuleSet
 from .tool_spec import ToolSpec
 
+DEFAULT_CONTEXT_WINDOW = 128000  # tokens, for a provider whose context_window is 0 (unknown)
+CONTEXT_MARGIN = 0.05            # share of the window kept free: our token counts are estimates
+
 
 @dataclass(frozen=True)
 class ProviderSpec:
     """One LLM provider of the run: its adapter (None when it cannot be
-    built: ``problem`` says why) and prices in USD per token."""
+    built: ``problem`` says why) and prices in USD per token.
+    ``context_window``: tokens the model reads per call (0 = unknown, taken
+    as DEFAULT_CONTEXT_WINDOW); ``max_tokens``: the output it may write,
+    reserved out of the window."""
     id: int
     name: str
     model: str
@@ -25,6 +33,15 @@ class ProviderSpec:
     cost_per_output_token: float
     adapter: object = field(default=None, repr=False, compare=False)
     problem: str = ""
+    context_window: int = 0
+    max_tokens: int = 4096
+
+    @property
+    def input_budget(self) -> int:
+        """Tokens a request to this provider may hold: the window less the
+        output reserve and a margin of CONTEXT_MARGIN."""
+        window = self.context_window or DEFAULT_CONTEXT_WINDOW
+        return window - self.max_tokens - int(window * CONTEXT_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -40,7 +57,9 @@ class RunContext:
     the conversation has shown the model free text from records;
     ``rate_limits`` the limits of Settings (spec §7.5), checked before each
     LLM call. ``execution_mode``, ``planning_prompt``, ``max_replanning``
-    and ``max_plan_steps`` drive Plan-and-Execute (spec §4.3, §4.4)."""
+    and ``max_plan_steps`` drive Plan-and-Execute (spec §4.3, §4.4);
+    ``max_llm_calls`` and ``max_run_seconds`` bound one user message's turn
+    (issue 12 point 4: engine/llm_calls.py)."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -62,11 +81,38 @@ class RunContext:
     planning_prompt: str = ""
     max_replanning: int = 2
     max_plan_steps: int = 10
+    max_llm_calls: int = 50
+    max_run_seconds: int = 600
 
     @property
     def llm_schemas(self) -> list[dict]:
         """The function declarations of the available tools, in tool order."""
         return [spec.llm_schema for spec in self.tools.values()]
+
+    @cached_property
+    def _budget_provider(self) -> ProviderSpec | None:
+        """The usable provider with the smallest input budget (a fallback
+        must be able to take the same request)."""
+        usable = [p for p in self.providers if p.adapter is not None]
+        return min(usable, key=lambda p: p.input_budget) if usable else None
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the tokenizer of the provider the budget is
+        set by (llm/tokenizer.py); never raises."""
+        provider = self._budget_provider
+        return provider.adapter.count_tokens(text) if provider else max(1, len(text or "") // 4)
+
+    @cached_property
+    def history_budget(self) -> int:
+        """Tokens the system prompt and the history may use in one LLM call
+        (issue 12 point 4, BR-25): the smallest provider's input budget less
+        the size of the tool schemas sent with every call. Counted once per
+        run. May be 0 or less: then only the latest user message and what
+        follows it are sent."""
+        provider = self._budget_provider
+        budget = provider.input_budget if provider else DEFAULT_CONTEXT_WINDOW
+        schemas = self.llm_schemas
+        return budget - (self.count_tokens(json.dumps(schemas, default=str)) if schemas else 0)
 
 
 def build_run_context(agent, thread) -> RunContext:
@@ -97,6 +143,8 @@ def build_run_context(agent, thread) -> RunContext:
         planning_prompt=agent.planning_prompt or "",
         max_replanning=agent.max_replanning,
         max_plan_steps=agent.max_plan_steps,
+        max_llm_calls=agent.max_llm_calls,
+        max_run_seconds=agent.max_run_seconds,
     )
 
 
@@ -140,4 +188,5 @@ def _provider(provider) -> ProviderSpec:
         problem = str(error)
     return ProviderSpec(id=provider.id, name=provider.name, model=provider.default_model,
                         cost_per_input_token=provider.cost_per_input_token,
-                        cost_per_output_token=provider.cost_per_output_token, adapter=adapter, problem=problem)
+                        cost_per_output_token=provider.cost_per_output_token, adapter=adapter, problem=problem,
+                        context_window=provider.context_window, max_tokens=provider.max_tokens)

@@ -29,6 +29,7 @@ from .runtime_confirmation import ConfirmationSteps
 from .runtime_plan import PlanSteps, close_open_plans
 from .text import clean_text
 from .transcript import Transcript
+from .turn_limits import RepeatGuard, TurnLimitReached
 
 _logger = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.iterations = 0
         self.tool_call_count = 0
         self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (runtime_plan.py)
+        self.repeats = RepeatGuard(self.context.tools)  # identical calls of this turn (issue 12, BR-10)
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
 
     # ------------------------------------------------------------ entry points
@@ -115,6 +117,14 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
 
     # ------------------------------------------------------------------ ReAct
     def _react_loop(self) -> AgentResult:
+        """The ReAct steps until an answer, a pause or a limit; a turn bound
+        reached (engine/turn_limits.py) ends the turn ``completed``."""
+        try:
+            return self._react_steps()
+        except TurnLimitReached as limit:
+            return self._limit_reached(limit)
+
+    def _react_steps(self) -> AgentResult:
         schemas = self.context.llm_schemas
         empty_answers = 0
         while self.iterations < self.context.max_iterations:
@@ -126,7 +136,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             self.iterations += 1
             with self.audit.step():  # the LLM call and the tool calls it asks for
                 try:
-                    response, calls = self.llm.answer(self.transcript.for_llm(self.system_prompt), schemas,
+                    response, calls = self.llm.answer(self._llm_messages(), schemas,
                                                       self.transcript.normalize_calls)
                 except LLMUnavailable as exc:
                     return self._fail(exc)
@@ -153,12 +163,28 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.transcript.add_assistant(reply)
         return self._end_turn("completed", reply)
 
+    def _llm_messages(self, system_prompt: str | None = None) -> list[dict]:
+        """The messages of the next LLM call: the system prompt (the turn's,
+        or a planner call's) and the history, trimmed to the run's context
+        budget (engine/history.py)."""
+        return self.transcript.for_llm(self.system_prompt if system_prompt is None else system_prompt,
+                                       self.context.history_budget, self.context.count_tokens)
+
+    def _limit_reached(self, limit: TurnLimitReached) -> AgentResult:
+        """End the turn ``completed`` on a turn bound: the user reads
+        ``limit.reply``, an ``error`` log row records ``limit.reason``."""
+        self.transcript.add_assistant(limit.reply)
+        self.audit.record("error", success=False, error_message=limit.reason)
+        return self._end_turn("completed", limit.reply)
+
     def _run_calls(self, calls, finish_reason: str) -> ConfirmationRequest | None:
         """Execute the calls of one answer in order and store each
         observation. Returns the confirmation request of the call that needs
         the user's approval (the calls after it are not run). Every call
         gets exactly one result, also when the run is stopped between
-        calls."""
+        calls. The 3rd and 4th identical call of the turn are not run; the
+        5th raises TurnLimitReached, after every call has its result
+        (engine/turn_limits.py, BR-10)."""
         rejected = self._rejected_keys()  # rejections happen between answers, never within one
         for index, call in enumerate(calls):
             if index >= MAX_TOOL_CALLS_PER_TURN:
@@ -170,6 +196,17 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 self.transcript.add_tool_result(call.id, call.name, f"[NOT RUN] the request was stopped "
                                                 f"({self.stop_reason}) before {call.name} ran.", success=False,
                                                 status="cancelled")
+                continue
+            refused = self.repeats.see(call)
+            if refused:
+                self.transcript.add_tool_result(call.id, call.name, refused, success=False)
+                self.audit.record("tool_execution", tool_name=call.name, tool_call_id=call.id,
+                                  input_data=call.arguments, success=False, error_message=refused, level="warning")
+                if self.repeats.stops(call):
+                    for later in calls[index + 1:]:
+                        self.transcript.add_tool_result(later.id, later.name, f"[NOT RUN] the request was stopped "
+                                                        f"before {later.name} ran.", success=False, status="cancelled")
+                    raise self.repeats.stop(call)
                 continue
             self.tool_call_count += 1
             result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted),

@@ -20,6 +20,7 @@ from .confirmation import ConfirmationRequest, call_key
 from .llm_calls import Interrupted, LLMUnavailable
 from .planner import COMPLEX, ParsedPlan, Planner, assess_complexity
 from .text import clean_text
+from .turn_limits import TurnLimitReached
 
 OPEN_PLAN_STATES = ("planning", "executing", "replanning")
 MAX_STEP_TEXT = 500      # characters of a step's result or error kept on the step
@@ -288,6 +289,11 @@ class PlanSteps:
             return self._fail(exc)  # _end_turn closes the plan
         except Interrupted as exc:
             return self._interrupt(exc.response)
+        except TurnLimitReached as limit:  # repeated calls, LLM calls or time of the turn (turn_limits.py)
+            plan = self.thread.sudo().plan_ids.filtered(lambda p: p.state in OPEN_PLAN_STATES)[:1]
+            if plan.step_ids:
+                limit = TurnLimitReached(f"{limit.reply}\n\n{plan.get_progress_summary()}", limit.reason)
+            return self._limit_reached(limit)
 
     def _planner(self) -> Planner:
         return Planner(self._ask, {name: spec.description for name, spec in self.context.tools.items()},
@@ -300,9 +306,9 @@ class PlanSteps:
         if limited:
             raise TurnEnded(limited)
         if tools:
-            return self.llm.answer(self.transcript.for_llm(system_prompt), self.context.llm_schemas,
+            return self.llm.answer(self._llm_messages(system_prompt), self.context.llm_schemas,
                                    self.transcript.normalize_calls, relay=relay)
-        return self.llm.answer(self.transcript.for_llm(system_prompt), [], lambda calls: [], relay=relay)
+        return self.llm.answer(self._llm_messages(system_prompt), [], lambda calls: [], relay=relay)
 
     def _plan_event(self, plan) -> None:
         """Relay the plan's state as a ``plan_update`` event (spec §10.2)."""

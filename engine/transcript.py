@@ -15,6 +15,7 @@ import re
 from ..llm import ToolCall
 from ..tools.registry import TOOL_NAME_RE
 from .confirmation import ConfirmationRequest
+from .history import HistoryFitter
 
 TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
 ROW_FIELDS = ("role", "content", "tool_call_id", "tool_call_id_generated", "tool_provider_data", "tool_name",
@@ -27,6 +28,7 @@ class MessageFolder:
     def __init__(self):
         self.messages: list[dict] = []
         self._open_calls: dict | None = None  # the assistant message later tool_call rows join
+        self.statuses: dict[str, str] = {}  # tool_call_id -> status of its result (done, error, ...)
 
     def add(self, row) -> None:
         """Fold one ``agentic.ai.thread.message`` row in."""
@@ -44,6 +46,7 @@ class MessageFolder:
                 self.messages.append(self._open_calls)
         elif role == "tool_result":
             self._open_calls = None
+            self.statuses[row.tool_call_id] = row.tool_status or ""
             self.messages.append({"role": "tool", "tool_call_id": row.tool_call_id, "name": row.tool_name,
                                   "content": row.content})
 
@@ -66,6 +69,7 @@ class Transcript:
         # The result rows by call id: a plan's step reads its calls' outcome here.
         self.result_rows = {row.tool_call_id: row for row in rows if row.role == "tool_result"}
         self.new_ids: list[int] = []
+        self._fitter: HistoryFitter | None = None
         # Where the free text from records the model has seen came from (tools/untrusted.py).
         self.untrusted: list[str] = list(dict.fromkeys(
             f"an earlier result of {row.tool_name}" for row in rows
@@ -86,9 +90,22 @@ class Transcript:
     def messages(self) -> list[dict]:
         return self._folder.messages
 
-    def for_llm(self, system_prompt: str) -> list[dict]:
-        """The system prompt, then the transcript's messages."""
-        return [{"role": "system", "content": system_prompt}, *self.messages] if system_prompt else list(self.messages)
+    def for_llm(self, system_prompt: str, budget: int | None = None, count=None) -> list[dict]:
+        """The system prompt, then the transcript's messages.
+
+        With ``budget`` (tokens the system prompt and the messages may use:
+        ``RunContext.history_budget``) and ``count`` (``text -> tokens``, the
+        provider adapter's tokenizer: ``RunContext.count_tokens``), the
+        oldest messages beyond the budget are left out in whole call/result
+        groups and summarised at the end of the system prompt
+        (engine/history.py; issue 12 point 4, BR-25). Tokens are counted
+        once per message per turn."""
+        messages = self.messages
+        if budget is not None and count is not None:
+            if self._fitter is None or self._fitter.count != count:  # bound methods compare equal
+                self._fitter = HistoryFitter(count)
+            system_prompt, messages = self._fitter.fit(messages, system_prompt, budget, self._folder.statuses)
+        return [{"role": "system", "content": system_prompt}, *messages] if system_prompt else list(messages)
 
     def _added(self, row):
         self._folder.add(row)

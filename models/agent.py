@@ -23,6 +23,8 @@ class AgenticAiAgent(models.Model):
 
     _code_uniq = models.UniqueIndex("(code)", "The agent code must be unique.")
     _max_iterations_positive = models.Constraint("CHECK(max_iterations > 0)", "Max iterations must be positive.")
+    _turn_bounds_positive = models.Constraint("CHECK(max_llm_calls > 0 AND max_run_seconds > 0)",
+                                              "LLM calls and seconds per user message must be positive.")
     _budgets_not_negative = models.Constraint("CHECK(max_tokens_per_run >= 0 AND max_cost_per_run >= 0)",
                                               "Run budgets cannot be negative.")
     _max_replanning_not_negative = models.Constraint("CHECK(max_replanning >= 0)",
@@ -56,6 +58,12 @@ class AgenticAiAgent(models.Model):
         default=2, help="Replanning attempts after failed steps of a plan, before the plan fails (spec 000 §4.3).")
     max_plan_steps = fields.Integer(default=10, help="The longest plan accepted from the planner, in steps.")
     max_iterations = fields.Integer(default=25, help="Maximum reason-act cycles per user message.")
+    max_llm_calls = fields.Integer(
+        string="Max LLM Calls", default=50,
+        help="LLM calls per user message, in every mode; the turn stops with a notice before the next one.")
+    max_run_seconds = fields.Integer(
+        string="Max Run Time (s)", default=600,
+        help="Wall-clock seconds per user message, in every mode; no LLM call starts after this.")
     max_tokens_per_run = fields.Integer(help="Stop a run once its LLM calls used this many tokens; 0 = no limit.")
     max_cost_per_run = fields.Float(digits=(16, 4), string="Max Cost per Run (USD)",
                                     help="Stop a run once its LLM calls cost this much; 0 = no limit.")

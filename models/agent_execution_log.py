@@ -12,19 +12,22 @@ from ..engine.text import clean_text
 _logger = logging.getLogger(__name__)
 
 MAX_DATA_CHARS = 20000  # per JSON column: enough to audit, bounded for storage
+# A tool's result (output_data) is kept whole up to this size: the model reads at most the observer's
+# MAX_CHARS of it (engine/observer.py), so this row is where the full result is (issue 12, BR-19).
+MAX_RESULT_CHARS = 5_000_000
 
 
-def _as_json(value):
+def _as_json(value, limit=MAX_DATA_CHARS):
     """``value`` as storable text for a JSON column: a string as it is, else
     the addon's JSON form of it (engine/json_values.py: records, dates,
     files, non-text keys and cycles included, so the row is never lost);
-    None and "" give an empty column. Cut to MAX_DATA_CHARS."""
+    None and "" give an empty column. Cut to ``limit`` characters."""
     if value is None or (isinstance(value, str) and not value):
         return False
     text = clean_text(value if isinstance(value, str) else dumps(value))
-    if len(text) <= MAX_DATA_CHARS:
+    if len(text) <= limit:
         return text
-    return text[:MAX_DATA_CHARS] + f"… [{len(text) - MAX_DATA_CHARS} characters cut]"
+    return text[:limit] + f"… [{len(text) - limit} characters cut]"
 
 
 class AgenticAiExecutionLog(models.Model):
@@ -195,7 +198,7 @@ class AgenticAiExecutionLog(models.Model):
         """The column values of one row (JSON and text made storable)."""
         for key in ("input_data", "output_data", "before_snapshot", "record_ids"):
             if key in values:
-                values[key] = _as_json(values[key])
+                values[key] = _as_json(values[key], MAX_RESULT_CHARS if key == "output_data" else MAX_DATA_CHARS)
         for key in ("error_message", "tool_name", "tool_call_id", "llm_model", "model_name"):
             if values.get(key):
                 values[key] = clean_text(values[key], MAX_DATA_CHARS)

@@ -16,6 +16,9 @@ _logger = logging.getLogger(__name__)
 
 
 # Written by the engine only (as superuser), never by a client's create() or write().
+# A tool result kept on its transcript row only up to this size (JSON characters); see add_tool_result.
+TOOL_RESULT_DATA_CHARS = 20000
+
 RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
                   "queue_attempts", "queue_claimed_at", "queue_retry_at", "mode_used", "mode_reason"}
 # Fixed when the conversation is created.
@@ -199,16 +202,23 @@ class AgenticAiThread(models.Model):
         """Append a tool's observation and mark its call with ``status``:
         done, error (by default from ``success``) or rejected. ``call`` is the
         call's row when the caller has it (else it is looked up);
-        ``untrusted`` that the observation holds free text from records."""
+        ``untrusted`` that the observation holds free text from records.
+        ``data`` (the tool's result) is kept as ``tool_result_data`` when its
+        JSON fits in TOOL_RESULT_DATA_CHARS: whole, never cut into invalid
+        JSON; a larger result is in the call's execution log row only, and
+        the model reads the observer's capped ``content`` either way."""
         self.ensure_one()
         status = status or ("done" if success else "error")
+        data_json = dumps(data) if data is not None else ""
+        if len(data_json) > TOOL_RESULT_DATA_CHARS:  # kept whole in the call's execution log row only (BR-19)
+            data_json = ""
         if call is None:
             call = self.env["agentic.ai.thread.message"].sudo().search(
                 [("thread_id", "=", self.id), ("tool_call_id", "=", tool_call_id), ("role", "=", "tool_call")])
         call.sudo().write({"tool_status": status})
         return self._add_message(
             "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
-            tool_result_data=dumps(data)[:100000] if data is not None else False,
+            tool_result_data=data_json or False,
             untrusted_content=bool(untrusted),
         )
 

@@ -24,6 +24,8 @@ class AgenticAiLlmProvider(models.Model):
     _order = "sequence, name"
 
     _max_tokens_positive = models.Constraint("CHECK(max_tokens > 0)", "Max tokens must be positive.")
+    _context_window_not_negative = models.Constraint("CHECK(context_window >= 0)",
+                                                     "The context window cannot be negative.")
     _timeout_positive = models.Constraint("CHECK(timeout_seconds > 0)", "The timeout must be positive.")
     _costs_not_negative = models.Constraint(
         "CHECK(cost_per_input_token >= 0 AND cost_per_output_token >= 0)", "Token prices cannot be negative.")
@@ -50,6 +52,10 @@ class AgenticAiLlmProvider(models.Model):
         help="Model whose tokenizer counts tokens when the provider reports none, e.g. gpt-4o for an Azure "
              "deployment named prod-gpt4o-eu. Defaults to the chat model.")
     max_tokens = fields.Integer(default=4096, help="Maximum output tokens per call.")
+    context_window = fields.Integer(
+        string="Context Window (tokens)", default=0,
+        help="Tokens the model reads in one call (prompt and answer); 0 = 128,000. The history sent to the model "
+             "is trimmed to fit, older turns folded into a summary.")
     temperature = fields.Float(default=0.1)
     supports_tool_calling = fields.Boolean(default=True, help="The model supports native tool (function) calling.")
     supports_streaming = fields.Boolean(

@@ -43,3 +43,4 @@ from . import test_plan_models
 from . import test_plan_route
 from . import test_plan_execute
 from . import test_plan_stream
+from . import test_turn_guards

@@ -86,8 +86,9 @@ class TestLLMToolCalls(AdapterCase):
     def test_br01_arguments_as_json_text_object_or_double_encoded_string_are_read(self):
         """BR-01: arguments as JSON text, as an object, or JSON-encoded twice
         are read; a JSON array or nothing is refused or read as {}."""
-        shapes = ['{"model": "res.partner", "limit": 1}', {"model": "res.partner", "limit": 1},
-                  json.dumps('{"model": "res.partner", "limit": 1}')]
+        # Three limits: a 3rd identical call would not be run (issue 12, BR-10).
+        shapes = ['{"model": "res.partner", "limit": 1}', {"model": "res.partner", "limit": 2},
+                  json.dumps('{"model": "res.partner", "limit": 3}')]
         self.script(*[tool_call("odoo_search_read", shape) for shape in shapes],
                     tool_call("odoo_search_read", '["res.partner"]'),
                     tool_call("odoo_search_read", ""),
@@ -96,7 +97,8 @@ class TestLLMToolCalls(AdapterCase):
         thread, result = self.run_agent()
         self.assertEqual(result.reply, "done")
         calls = thread.message_ids.filtered(lambda m: m.role == "tool_call")
-        self.assertEqual([json.loads(c.tool_arguments) for c in calls[:3]], [{"model": "res.partner", "limit": 1}] * 3)
+        self.assertEqual([json.loads(c.tool_arguments) for c in calls[:3]],
+                         [{"model": "res.partner", "limit": n} for n in (1, 2, 3)])
         results = self.observations(thread)
         self.assertTrue(all("record(s) found" in r for r in results[:3]), results[:3])
         self.assertIn("arguments must be a JSON object", results[3])

@@ -403,7 +403,7 @@ class TestToolExecution(ToolCase):
         self.assertIn("Hint:", error)
         long = observer.observe("t", ExecutionResult(True, "x" * 10000))
         self.assertLessEqual(len(long), MAX_CHARS + 120)
-        self.assertIn("6000 more characters cut", long)
+        self.assertIn(f"[truncated: showed {MAX_CHARS} of 10000 characters;", long)
 
     def test_results_json_cannot_write_are_still_audited(self):
         """A Python tool returns a cycle and tuple keys: the call succeeds and
