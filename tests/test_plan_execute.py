@@ -259,6 +259,22 @@ class TestPlanExecute(AgenticCase):
         self.assertIn("4 steps, more than this agent's limit of 3", result.reply)
         self.assertEqual(len(self.scenario.chat_requests()), 1)
 
+    def test_turn_bound_ends_the_plan_with_its_progress(self):
+        """Issue 12 point 4 in Plan-and-Execute: the per-turn LLM call bound
+        stops the plan (planner + 2 steps = 3 calls), which fails with what
+        was done and not."""
+        self.agent.max_llm_calls = 3
+        self.script((plan_reply(FOUR_STEPS), is_planner),
+                    *(({"content": f"Step {n} noted."}, step(n)) for n in range(1, 3)))
+        thread, result = self.turn()
+        plan = self.plan_of(thread)
+        self.assertEqual((result.state, plan.state), ("completed", "failed"))
+        self.assertIn("limit of 3 calls to the AI model", result.reply)
+        self.assertIn("Plan: 2 of 4 steps done (50%)", result.reply)
+        self.assertEqual(plan.step_ids.sorted("sequence").mapped("state"),
+                         ["completed", "completed", "failed", "pending"])
+        self.assertEqual(len(self.scenario.chat_requests()), 3)
+
     def test_no_plan_left_open_when_the_provider_fails(self):
         self.script(({"status": 500, "error": "down"}, is_planner), ({"status": 500, "error": "down"}, is_planner))
         thread, result = self.turn()
