@@ -39,7 +39,8 @@ class RunContext:
     ``confirm_after_untrusted`` whether changes ask for confirmation once
     the conversation has shown the model free text from records;
     ``rate_limits`` the limits of Settings (spec §7.5), checked before each
-    LLM call."""
+    LLM call; ``enable_memory`` whether the agent recalls and learns
+    memories (engine/memory_manager.py)."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -57,6 +58,7 @@ class RunContext:
     rules: RuleSet = field(default_factory=RuleSet)
     confirm_after_untrusted: bool = True
     rate_limits: RateLimits = field(default_factory=RateLimits)
+    enable_memory: bool = False
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -81,14 +83,20 @@ def build_run_context(agent, thread) -> RunContext:
         system_prompt=agent._build_system_message(thread.user_id),
         tools=MappingProxyType(available),
         unavailable=MappingProxyType(unavailable),
-        providers=tuple(_provider(p) for p in (agent.llm_provider_id, agent.fallback_provider_id) if p),
+        providers=provider_specs(agent),
         user_id=thread.env.uid,
         run_as_user_id=exec_env.uid,
         company_ids=tuple(thread.env.companies.ids),
         rules=RuleSet(thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user)),
         confirm_after_untrusted=agent.confirm_after_untrusted_content,
         rate_limits=RateLimits.from_params(thread.env["ir.config_parameter"].sudo().get_param),
+        enable_memory=agent.enable_memory,
     )
+
+
+def provider_specs(agent) -> tuple[ProviderSpec, ...]:
+    """The ProviderSpecs of ``agent``: its provider, then its fallback."""
+    return tuple(_provider(p) for p in (agent.llm_provider_id, agent.fallback_provider_id) if p)
 
 
 def compile_tools(tools, env) -> tuple[dict[str, ToolSpec], dict[str, str]]:

@@ -22,6 +22,7 @@ from .audit import AuditTrail
 from .confirmation import ConfirmationRequest
 from .executor import Executor
 from .llm_calls import Interrupted, LLMCaller, LLMUnavailable
+from .memory_manager import MemoryManager
 from .observer import Observer
 from .rate_limits import check as check_rate_limits
 from .run_context import build_run_context
@@ -68,6 +69,7 @@ class AgentRuntime(ConfirmationSteps):
                              should_stop=self._client_gone)
         self.transcript: Transcript | None = None
         self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
+        self.memory = MemoryManager(thread, self.context.enable_memory)
         self.iterations = 0
         self.tool_call_count = 0
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
@@ -101,6 +103,7 @@ class AgentRuntime(ConfirmationSteps):
         if not self.transcript.messages and self.thread.name == self.env._("New conversation"):
             self.thread.name = " ".join(user_message.split())[:60]
         self.transcript.add_user(user_message.strip())
+        self.system_prompt = self.memory.inject_memories(self.context.system_prompt, user_message)
         self.thread._set_runtime_state(state="executing", last_error=False)
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint()
@@ -341,6 +344,8 @@ class AgentRuntime(ConfirmationSteps):
     def _end_turn(self, state: str, reply: str, error: str | None = None,
                   confirmation: ConfirmationRequest | None = None) -> AgentResult:
         self.thread._set_runtime_state(state=state, last_error=error or False)
+        if state == "completed":
+            self.memory.mark_pending()
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint(final=True)
         summary = self.tracker.get_summary()

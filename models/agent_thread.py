@@ -17,7 +17,7 @@ _logger = logging.getLogger(__name__)
 
 # Written by the engine only (as superuser), never by a client's create() or write().
 RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
-                  "queue_attempts", "queue_claimed_at", "queue_retry_at"}
+                  "queue_attempts", "queue_claimed_at", "queue_retry_at", "memory_pending"}
 # Fixed when the conversation is created.
 FROZEN_FIELDS = {"agent_id", "user_id", "company_id"}
 

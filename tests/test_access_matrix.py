@@ -28,6 +28,8 @@ EXPECTED = {
     "agentic.ai.thread.stop": {"user": "", "operator": "", "admin": ""},  # the engine's, in SQL
     "agentic.ai.webhook": {"user": "", "operator": "r", "admin": "rwcu"},
     "agentic.ai.webhook.delivery": {"user": "", "operator": "", "admin": "r"},
+    # Record rules: own memories, shared ones read by all and written by operators (tests/test_memory.py).
+    "agentic.ai.memory": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
     # Abstract (the dialog that shows a new secret once), opened by administrators.
     "agentic.ai.webhook.secret.show": {"user": "", "operator": "", "admin": "rc"},
 }
@@ -52,7 +54,7 @@ class TestAccessMatrix(AgenticCase):
         self.assertEqual(models, set(EXPECTED), "a model of the addon has no expected rights here")
 
     def test_acl_matrix(self):
-        """Every model × group × operation against EXPECTED (108 checks)."""
+        """Every model × group × operation against EXPECTED (12 checks a model)."""
         checked = 0
         for model, rights in EXPECTED.items():
             for group, user in self.members.items():
