@@ -15,6 +15,8 @@ run is reminded of, and what a completed conversation teaches.
   most 5 facts and a summary of the conversation. Facts are stored for the
   thread's user; a fact the model wants shared with everyone is stored for
   the user only, with an ``error`` log row, unless the user is an operator.
+  A conversation an outside system started (a webhook integration) is never
+  learnt from: its messages are that system's data, not its user's words.
 """
 from __future__ import annotations
 
@@ -149,7 +151,7 @@ class MemoryManager:
     def mark_pending(self) -> None:
         """At the end of a completed turn: have the consolidation cron learn
         from this thread soon (triggered at once), when memory is on."""
-        if not self.enabled:
+        if not self.learns(self.thread):
             return
         self.thread._set_runtime_state(memory_pending=True)
         cron = self.thread.env.ref(CRON_XMLID, raise_if_not_found=False)
@@ -166,7 +168,7 @@ class MemoryManager:
         memory = thread.env["agentic.ai.memory"].with_company(thread.company_id)
         stored = memory.browse()
         transcript = self._transcript_text(thread)
-        if not self.enabled or not transcript:
+        if not self.learns(thread) or not transcript:
             return stored
         audit = AuditTrail(thread)
         answer = self._extract(thread, audit, transcript)
@@ -191,6 +193,11 @@ class MemoryManager:
             stored |= memory.store(f"conversation {thread.id}", summary, memory_type="episodic", scope="user",
                                    importance=0.3, user=user, source=source)
         return stored
+
+    def learns(self, thread) -> bool:
+        """Whether ``thread`` is consolidated: memory is on and no outside
+        system (models/agent_webhook.py) started it."""
+        return self.enabled and not ("webhook_id" in thread._fields and thread.sudo().webhook_id)
 
     @staticmethod
     def _transcript_text(thread) -> str:
