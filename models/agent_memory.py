@@ -6,15 +6,20 @@ conversation of that user (scope ``thread``) or for everyone (scope
 ``global``, written by operators only: security/agentic_ai_rules.xml).
 ``store`` upserts by key; ``recall`` ranks what a user may see by keyword
 match, importance and recency; ``forget_expired`` is the daily cleanup."""
+import logging
 import math
 import re
 from datetime import timedelta
+
+import psycopg2
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import SQL
 
 from ..engine.text import clean_text
+
+_logger = logging.getLogger(__name__)
 
 DEFAULT_EPISODIC_DAYS = 30         # TTL of an episodic memory unless agentic_ai.memory_episodic_days says otherwise
 RECENCY_HALF_LIFE_DAYS = 30.0      # a memory untouched this long counts half as recent
@@ -270,12 +275,20 @@ class AgenticAiMemory(models.Model):
     def _mark_accessed(self):
         """Count one access of these memories, now, with SQL: their write
         date (the recency of ``recall``) and writer stay as they were, and a
-        user who may only read a global memory still counts its use."""
+        user who may only read a global memory still counts its use. Best
+        effort, never blocking nor failing the turn: a memory a concurrent
+        transaction is counting (locked, or changed since this transaction
+        began) is not counted this time."""
         if not self:
             return
-        self.env.cr.execute(SQL(
-            "UPDATE agentic_ai_memory SET access_count = COALESCE(access_count, 0) + 1, last_accessed = %s "
-            "WHERE id IN %s", fields.Datetime.now(), tuple(self.ids)))
+        try:
+            with self.env.cr.savepoint(flush=False):
+                self.env.cr.execute(SQL(
+                    "UPDATE agentic_ai_memory SET access_count = COALESCE(access_count, 0) + 1, last_accessed = %s "
+                    "WHERE id IN (SELECT id FROM agentic_ai_memory WHERE id IN %s FOR UPDATE SKIP LOCKED)",
+                    fields.Datetime.now(), tuple(self.ids)))
+        except psycopg2.Error as error:
+            _logger.info("Memories %s: their access was not counted (%s)", self.ids, error.pgcode)
         self.invalidate_recordset(["access_count", "last_accessed"])
 
     @api.model

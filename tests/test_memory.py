@@ -25,6 +25,7 @@ def is_extraction(request):
 
 
 def is_chat(request):
+    """Whether a chat request is a turn's (not the extractor's)."""
     return not is_extraction(request)
 
 
@@ -35,6 +36,7 @@ def extractor(facts, summary=""):
 
 
 def system_prompt(request):
+    """The system message a chat request was sent with, or ``""``."""
     return request["messages"][0]["content"] if request["messages"][0]["role"] == "system" else ""
 
 
@@ -67,6 +69,7 @@ class TestMemory(AgenticCase):
         return [r for r in self.scenario.chat_requests() if is_extraction(r)]
 
     def of(self, user):
+        """Every memory owned by ``user``."""
         return self.Memory.sudo().search([("user_id", "=", user.id)])
 
     # ------------------------------------------------------------- the model
