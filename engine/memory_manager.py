@@ -114,6 +114,11 @@ def _fact(item) -> dict | None:
             "importance": importance}
 
 
+def summary_key(thread) -> str:
+    """The key of ``thread``'s episodic summary (one per conversation)."""
+    return f"conversation {thread.id}"
+
+
 def one_line(text) -> str:
     """``text`` on one line (whitespace collapsed): a memory cannot shape the
     prompt around it."""
@@ -190,7 +195,7 @@ class MemoryManager:
                                    importance=fact["importance"], user=user,
                                    thread=thread if scope == "thread" else None, source=source)
         if summary:
-            stored |= memory.store(f"conversation {thread.id}", summary, memory_type="episodic", scope="user",
+            stored |= memory.store(summary_key(thread), summary, memory_type="episodic", scope="user",
                                    importance=0.3, user=user, source=source)
         return stored
 

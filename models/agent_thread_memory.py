@@ -8,7 +8,7 @@ from odoo import api, fields, models
 from odoo.tools import SQL
 
 from ..engine import durability
-from ..engine.memory_manager import CRON_XMLID, MemoryManager
+from ..engine.memory_manager import CRON_XMLID, MemoryManager, summary_key
 
 _logger = logging.getLogger(__name__)
 
@@ -22,6 +22,19 @@ class AgenticAiThread(models.Model):
     memory_pending = fields.Boolean(
         readonly=True, copy=False, index="btree_not_null",
         help="A completed turn waits for the Memory Consolidation cron to learn from this conversation.")
+
+    def unlink(self):
+        """Deleting a conversation forgets what was learnt about it as a
+        conversation: its thread-scope memories (``ondelete`` cascade) and
+        its episodic summary. Facts learnt from it stay in the user's
+        memories until the user deletes them."""
+        summaries = self.env["agentic.ai.memory"].sudo().search([
+            ("memory_type", "=", "episodic"), ("scope", "=", "user"),
+            ("key", "in", [summary_key(thread) for thread in self])])
+        summaries = summaries.filtered(lambda m: any(m.key == summary_key(t) and m.user_id == t.user_id for t in self))
+        result = super().unlink()
+        summaries.exists().unlink()
+        return result
 
     @api.model
     def _cron_consolidate_memories(self, limit=BATCH):

@@ -176,9 +176,14 @@ class TestMemory(AgenticCase):
         thread = self.new_thread(user=self.user_a)
         in_thread = self.Memory.store("k", "v", scope="thread", thread=thread)
         kept = self.Memory.store("k", "v", user=self.user_a)
-        thread.unlink()
+        summary = self.Memory.store(f"conversation {thread.id}", "we talked", memory_type="episodic",
+                                    user=self.user_a)
+        other_summary = self.Memory.store(f"conversation {thread.id + 1}", "we talked", memory_type="episodic",
+                                          user=self.user_a)
+        thread.with_user(self.user_a).unlink()
         self.assertFalse(in_thread.exists())
-        self.assertTrue(kept.exists())
+        self.assertFalse(summary.exists(), "its summary is forgotten too")
+        self.assertTrue((kept | other_summary).exists(), "facts learnt from it stay until the user deletes them")
 
     def test_users_manage_their_own_memories_only(self):
         as_a = self.Memory.with_user(self.user_a)
