@@ -28,6 +28,7 @@
         "views/agent_safety_rule_views.xml",
         "views/res_config_settings_views.xml",
         "views/agent_webhook_views.xml",
+        "views/agent_memory_views.xml",
         "wizard/agent_confirm_wizard_views.xml",
         "views/menus.xml",
         "views/chat_action_views.xml",

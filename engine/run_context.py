@@ -59,7 +59,8 @@ class RunContext:
     LLM call. ``execution_mode``, ``planning_prompt``, ``max_replanning``
     and ``max_plan_steps`` drive Plan-and-Execute (spec §4.3, §4.4);
     ``max_llm_calls`` and ``max_run_seconds`` bound one user message's turn
-    (issue 12 point 4: engine/llm_calls.py)."""
+    (issue 12 point 4: engine/llm_calls.py); ``enable_memory`` whether the
+    agent recalls and learns memories (engine/memory_manager.py)."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -83,6 +84,7 @@ class RunContext:
     max_plan_steps: int = 10
     max_llm_calls: int = 50
     max_run_seconds: int = 600
+    enable_memory: bool = False
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -132,7 +134,7 @@ def build_run_context(agent, thread) -> RunContext:
         system_prompt=agent._build_system_message(thread.user_id),
         tools=MappingProxyType(available),
         unavailable=MappingProxyType(unavailable),
-        providers=tuple(_provider(p) for p in (agent.llm_provider_id, agent.fallback_provider_id) if p),
+        providers=provider_specs(agent),
         user_id=thread.env.uid,
         run_as_user_id=exec_env.uid,
         company_ids=tuple(thread.env.companies.ids),
@@ -145,7 +147,13 @@ def build_run_context(agent, thread) -> RunContext:
         max_plan_steps=agent.max_plan_steps,
         max_llm_calls=agent.max_llm_calls,
         max_run_seconds=agent.max_run_seconds,
+        enable_memory=agent.enable_memory,
     )
+
+
+def provider_specs(agent) -> tuple[ProviderSpec, ...]:
+    """The ProviderSpecs of ``agent``: its provider, then its fallback."""
+    return tuple(_provider(p) for p in (agent.llm_provider_id, agent.fallback_provider_id) if p)
 
 
 def compile_tools(tools, env) -> tuple[dict[str, ToolSpec], dict[str, str]]:

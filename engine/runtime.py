@@ -22,6 +22,7 @@ from .audit import AuditTrail
 from .confirmation import ConfirmationRequest
 from .executor import Executor
 from .llm_calls import Interrupted, LLMCaller, LLMUnavailable
+from .memory_manager import MemoryManager
 from .observer import Observer
 from .rate_limits import check as check_rate_limits
 from .run_context import build_run_context
@@ -70,6 +71,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                              should_stop=self._client_gone)
         self.transcript: Transcript | None = None
         self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
+        self.memory = MemoryManager(thread, self.context.enable_memory)
         self.iterations = 0
         self.tool_call_count = 0
         self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (runtime_plan.py)
@@ -107,6 +109,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         if not self.transcript.messages and self.thread.name == self.env._("New conversation"):
             self.thread.name = " ".join(user_message.split())[:60]
         self.transcript.add_user(user_message.strip())
+        self.system_prompt = self.memory.inject_memories(self.context.system_prompt, user_message)
         mode, reason = self._choose_mode(user_message)
         self.thread._set_runtime_state(state="executing", last_error=False, mode_used=mode, mode_reason=reason)
         durability.clear_stop(self.env.cr, self.thread.id)
@@ -392,6 +395,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         if state != "waiting_confirmation":  # a plan still open ends with its turn, never left planning
             close_open_plans(self.thread, "cancelled" if state == "interrupted" else "failed", error or reply)
         self.thread._set_runtime_state(state=state, last_error=error or False)
+        if state == "completed":
+            self.memory.mark_pending()
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint(final=True)
         summary = self.tracker.get_summary()

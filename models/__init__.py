@@ -5,6 +5,7 @@ from . import agent
 from . import agent_thread
 from . import agent_thread_stop
 from . import agent_thread_queue
+from . import agent_thread_memory
 from . import agent_thread_message
 from . import agent_plan
 from . import agent_execution_log
@@ -13,3 +14,4 @@ from . import agent_safety_rule
 from . import res_config_settings
 from . import agent_webhook
 from . import agent_webhook_delivery
+from . import agent_memory

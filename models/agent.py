@@ -84,6 +84,10 @@ class AgenticAiAgent(models.Model):
         help="Once a conversation has shown the model free text from records (notes, descriptions, e-mails), "
              "every change asks for confirmation, whatever the policy above: that text may carry instructions "
              "aimed at the model.")
+    enable_memory = fields.Boolean(
+        string="Memory", default=True,
+        help="Remind the agent of what each user told it in earlier conversations (their own memories and the "
+             "shared ones), and learn from each completed conversation (spec 000 §8).")
     user_ids = fields.Many2many(
         "res.users", "agentic_ai_agent_user_rel", "agent_id", "user_id", string="Allowed Users",
         help="Leave empty, with no groups either, to allow every AI user.")

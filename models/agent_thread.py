@@ -20,7 +20,8 @@ _logger = logging.getLogger(__name__)
 TOOL_RESULT_DATA_CHARS = 20000
 
 RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
-                  "queue_attempts", "queue_claimed_at", "queue_retry_at", "mode_used", "mode_reason"}
+                  "queue_attempts", "queue_claimed_at", "queue_retry_at", "mode_used", "mode_reason",
+                  "memory_pending"}
 # Fixed when the conversation is created.
 FROZEN_FIELDS = {"agent_id", "user_id", "company_id"}
 

@@ -36,6 +36,7 @@ from . import test_async_queue_processor
 from . import test_route_probes
 from . import test_webhook_probes
 from . import test_backend_views
+from . import test_memory
 from . import test_markdown_render
 from . import test_chat_tour
 from . import test_chat_screenshots

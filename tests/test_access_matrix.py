@@ -31,6 +31,8 @@ EXPECTED = {
     "agentic.ai.thread.stop": {"user": "", "operator": "", "admin": ""},  # the engine's, in SQL
     "agentic.ai.webhook": {"user": "", "operator": "r", "admin": "rwcu"},
     "agentic.ai.webhook.delivery": {"user": "", "operator": "", "admin": "r"},
+    # Record rules: own memories, shared ones read by all and written by operators (tests/test_memory.py).
+    "agentic.ai.memory": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
     # Abstract (the dialog that shows a new secret once), opened by administrators.
     "agentic.ai.webhook.secret.show": {"user": "", "operator": "", "admin": "rc"},
 }
@@ -55,7 +57,7 @@ class TestAccessMatrix(AgenticCase):
         self.assertEqual(models, set(EXPECTED), "a model of the addon has no expected rights here")
 
     def test_acl_matrix(self):
-        """Every model × group × operation against EXPECTED (180 checks)."""
+        """Every model × group × operation against EXPECTED (12 checks a model)."""
         checked = 0
         for model, rights in EXPECTED.items():
             for group, user in self.members.items():
@@ -78,7 +80,7 @@ class TestAccessMatrix(AgenticCase):
         for row in ours:
             granted = "".join(letter for letter, operation in OPERATIONS.items() if row[f"perm_{operation}"])
             self.assertEqual(granted, EXPECTED[row.model_id.model][by_group[row.group_id]], row.name)
-        self.assertEqual(len(rows), 46, "45 model rows and the operators' read access to ir.model")
+        self.assertEqual(len(rows), 49, "48 model rows and the operators' read access to ir.model")
 
     def test_logs_and_messages_are_never_writable(self):
         log = self.env["agentic.ai.execution.log"].log("error", user_id=self.members["admin"].id)

@@ -23,7 +23,7 @@ WITHOUT_FULL_VIEWS = {
 }
 
 # The addon's window actions each group reaches from its menus (xml ids without the module).
-USER_ACTIONS = {"agentic_ai_thread_action"}
+USER_ACTIONS = {"agentic_ai_thread_action", "agentic_ai_memory_action"}
 OPERATOR_ACTIONS = USER_ACTIONS | {
     "agentic_ai_agent_action", "agentic_ai_tool_action", "agentic_ai_webhook_action",
     "agentic_ai_execution_log_action", "agentic_ai_cost_report_action", "agentic_ai_thread_message_action",

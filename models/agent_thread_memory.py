@@ -1,0 +1,64 @@
+"""Memory consolidation of conversations (spec 000 §8.2; issue 12 point 5):
+a completed turn marks its thread ``memory_pending`` (engine/memory_manager.py
+``mark_pending``); the cron "Agentic AI: Memory Consolidation" learns from
+each marked thread, outside the user's request."""
+import logging
+
+from odoo import api, fields, models
+from odoo.tools import SQL
+
+from ..engine import durability
+from ..engine.memory_manager import CRON_XMLID, MemoryManager, summary_key
+
+_logger = logging.getLogger(__name__)
+
+BATCH = 20                         # threads consolidated per cron run; the cron is triggered again for the rest
+
+
+class AgenticAiThread(models.Model):
+    """Adds the consolidation mark and its cron to conversations."""
+    _inherit = "agentic.ai.thread"
+
+    memory_pending = fields.Boolean(
+        readonly=True, copy=False, index="btree_not_null",
+        help="A completed turn waits for the Memory Consolidation cron to learn from this conversation.")
+
+    def unlink(self):
+        """Deleting a conversation forgets what was learnt about it as a
+        conversation: its thread-scope memories (``ondelete`` cascade) and
+        its episodic summary. Facts learnt from it stay in the user's
+        memories until the user deletes them."""
+        summaries = self.env["agentic.ai.memory"].sudo().search([
+            ("memory_type", "=", "episodic"), ("scope", "=", "user"),
+            ("key", "in", [summary_key(thread) for thread in self])])
+        summaries = summaries.filtered(lambda m: any(m.key == summary_key(t) and m.user_id == t.user_id for t in self))
+        result = super().unlink()
+        summaries.exists().unlink()
+        return result
+
+    @api.model
+    def _cron_consolidate_memories(self, limit=BATCH):
+        """Cron "Agentic AI: Memory Consolidation": consolidate up to
+        ``limit`` marked threads, oldest mark first, each unmarked first (an
+        error is never retried for ever) and committed on its own outside
+        tests. Errors are logged and swallowed: a failed consolidation
+        changes nothing, and never the user's conversation. Returns the
+        number of threads handled."""
+        threads = self.sudo().search([("memory_pending", "=", True)], order="id", limit=limit + 1)
+        cr = self.env.cr
+        for thread in threads[:limit]:
+            # SQL: the conversation's write date (its place in the sidebar) stays as it is.
+            cr.execute(SQL("UPDATE agentic_ai_thread SET memory_pending = false WHERE id = %s", thread.id))
+            thread.invalidate_recordset(["memory_pending"])
+            if durability.can_commit(cr):
+                cr.commit()  # the row is not held while the model answers
+            try:
+                with cr.savepoint():
+                    MemoryManager(thread).consolidate()
+            except Exception:
+                _logger.exception("Memory consolidation of conversation %s failed", thread.id)
+            if durability.can_commit(cr):
+                cr.commit()
+        if len(threads) > limit:
+            self.env.ref(CRON_XMLID).sudo()._trigger()
+        return len(threads[:limit])
