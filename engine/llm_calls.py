@@ -170,5 +170,16 @@ class LLMCaller:
                                                       for c in calls]})
 
 
+def retry_delay(env) -> float:
+    """Seconds between two attempts at one provider: the system parameter
+    ``agentic_ai.llm_retry_delay`` (default 1, spec §4.5; tests set it
+    lower), never negative."""
+    raw = env["ir.config_parameter"].sudo().get_param("agentic_ai.llm_retry_delay", "1.0")
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return 1.0
+
+
 def _ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)

@@ -11,7 +11,10 @@ run is reminded of, and what a completed conversation teaches.
 - ``consolidate``: one LLM call through the agent's providers (logged as an
   ``llm_call`` row of the thread, with its cost) reads only the user's
   messages and the assistant's final answers — never tool results: record
-  text is written by others and must not become a memory — and returns at
+  text is written by others and must not become a memory; and once the
+  conversation has shown the model such text, only the user's messages, as
+  an answer may quote it (a memory reaches later conversations, where that
+  text would no longer make changes wait for confirmation) — and returns at
   most 5 facts and a summary of the conversation. Facts are stored for the
   thread's user; a fact the model wants shared with everyone is stored for
   the user only, with an ``error`` log row, unless the user is an operator.
@@ -22,11 +25,12 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 
 from ..llm import TokenTracker
 from ..llm.base import fenced_block
 from .audit import AuditTrail
-from .llm_calls import Interrupted, LLMCaller, LLMUnavailable
+from .llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
 from .run_context import provider_specs
 from .text import clean_text
 
@@ -207,17 +211,23 @@ class MemoryManager:
     @staticmethod
     def _transcript_text(thread) -> str:
         """The user's messages and the assistant's final answers, latest
-        TRANSCRIPT_MESSAGES, labelled; tool calls and results left out."""
-        rows = thread.env["agentic.ai.thread.message"].search(
-            [("thread_id", "=", thread.id), ("role", "in", ("user", "assistant"))], order="id desc",
-            limit=TRANSCRIPT_MESSAGES)
+        TRANSCRIPT_MESSAGES, labelled; tool calls and results left out, and
+        the answers too once a result held free text from records
+        (tools/untrusted.py)."""
+        rows = thread.env["agentic.ai.thread.message"]
+        untrusted = rows.search_count([("thread_id", "=", thread.id), ("role", "=", "tool_result"),
+                                       ("untrusted_content", "=", True)], limit=1)
+        rows = rows.search([("thread_id", "=", thread.id), ("role", "in", ("user",) if untrusted else
+                                                            ("user", "assistant"))],
+                           order="id desc", limit=TRANSCRIPT_MESSAGES)
         return "\n\n".join(f"{'User' if row.role == 'user' else 'Assistant'}: {clean_text(row.content, MESSAGE_CHARS)}"
                            for row in reversed(rows) if row.content)
 
     def _extract(self, thread, audit: AuditTrail, transcript: str) -> str | None:
         """The extractor's answer text, or None when no provider answered
         (each attempt is logged by LLMCaller)."""
-        caller = LLMCaller(_Providers(provider_specs(thread.agent_id)), audit, TokenTracker(), _retry_delay(thread.env))
+        caller = LLMCaller(_Providers(tuple(provider_specs(thread.agent_id))), audit, TokenTracker(),
+                           retry_delay(thread.env))
         messages = [{"role": "system", "content": EXTRACTOR_PROMPT},
                     {"role": "user", "content": f"The conversation:\n\n{transcript}"}]
         try:
@@ -228,16 +238,10 @@ class MemoryManager:
         return response.content or ""
 
 
+@dataclass(frozen=True)
 class _Providers:
-    """The part of a RunContext LLMCaller reads: the providers."""
-
-    def __init__(self, providers):
-        self.providers = providers
-
-
-def _retry_delay(env) -> float:
-    raw = env["ir.config_parameter"].sudo().get_param("agentic_ai.llm_retry_delay", "1.0")
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        return 1.0
+    """The part of a RunContext LLMCaller reads: the providers and the
+    bounds of a turn (the consolidation makes one call)."""
+    providers: tuple
+    max_llm_calls: int = 1
+    max_run_seconds: int = 600

@@ -21,7 +21,7 @@ from .agent_result import AgentResult
 from .audit import AuditTrail
 from .confirmation import ConfirmationRequest
 from .executor import Executor
-from .llm_calls import Interrupted, LLMCaller, LLMUnavailable
+from .llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
 from .memory_manager import MemoryManager
 from .observer import Observer
 from .rate_limits import check as check_rate_limits
@@ -67,11 +67,12 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.executor = Executor(self.context, thread, self.audit)
         self.observer = Observer()
         self.tracker = TokenTracker()
-        self.llm = LLMCaller(self.context, self.audit, self.tracker, self._retry_delay(), emit=emit,
+        self.llm = LLMCaller(self.context, self.audit, self.tracker, retry_delay(self.env), emit=emit,
                              should_stop=self._client_gone)
         self.transcript: Transcript | None = None
         self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
         self.memory = MemoryManager(thread, self.context.enable_memory)
+        self.planner = self._new_planner()  # engine/planner.py, used by Plan-and-Execute (runtime_plan.py)
         self.iterations = 0
         self.tool_call_count = 0
         self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (runtime_plan.py)
@@ -258,13 +259,6 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.audit.record("error", success=False, error_message=reply,
                           input_data={"rate_limit": hit.key, "limit": hit.limit, "used": hit.used})
         return self._end_turn("error", reply, error=reply)
-
-    def _retry_delay(self) -> float:
-        raw = self.env["ir.config_parameter"].sudo().get_param("agentic_ai.llm_retry_delay", "1.0")
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            return 1.0
 
     # ---------------------------------------------------- durability, stops
     @contextmanager

@@ -73,7 +73,7 @@ class PlanSteps:
 
     def _start_plan(self, plan, reason: str) -> AgentResult:
         parsed = None
-        for response, parsed in self._planner().generate_plan():
+        for response, parsed in self.planner.generate_plan():
             self.audit.record("plan_generated", success=bool(parsed.steps), llm_model=response.model,
                               input_data={"goal": plan.goal},
                               output_data={"steps": list(parsed.steps), "finish_reason": response.finish_reason},
@@ -131,7 +131,7 @@ class PlanSteps:
         self._step_rounds[step.id] = self._step_rounds.get(step.id, 0) + 1
         self.iterations += 1
         with self.audit.step():
-            response, calls = self._planner().refine_step(
+            response, calls = self.planner.refine_step(
                 self.system_prompt, plan.goal, plan.get_progress_summary(), list(steps).index(step) + 1, len(steps),
                 step.description, step.tool or "")
             if not calls:
@@ -199,7 +199,7 @@ class PlanSteps:
                         **({"state": "replanning"} if plan.state != "replanning" else {})})
             self._step_done(plan)
             try:
-                parsed = self._planner().replan(plan.goal, plan.get_progress_summary(), failed.description,
+                parsed = self.planner.replan(plan.goal, plan.get_progress_summary(), failed.description,
                                                 failed.error or "")
             except LLMUnavailable as exc:  # counted: a replanner that is down is not asked forever
                 parsed = ParsedPlan(problem=str(exc))
@@ -237,7 +237,7 @@ class PlanSteps:
         self._step_done(plan)
         summary = plan.get_progress_summary()
         try:
-            reply = clean_text(self._planner().synthesize_result(self.system_prompt, plan.goal, summary)) or summary
+            reply = clean_text(self.planner.synthesize_result(self.system_prompt, plan.goal, summary)) or summary
         except LLMUnavailable as exc:
             reply = self.env._("%(summary)s\n\n(The summary could not be written: %(error)s)", summary=summary,
                                error=str(exc))
@@ -295,7 +295,8 @@ class PlanSteps:
                 limit = TurnLimitReached(f"{limit.reply}\n\n{plan.get_progress_summary()}", limit.reason)
             return self._limit_reached(limit)
 
-    def _planner(self) -> Planner:
+    def _new_planner(self) -> Planner:
+        """The run's Planner (spec §4.1: created with the runtime), asking through ``_ask``."""
         return Planner(self._ask, {name: spec.description for name, spec in self.context.tools.items()},
                        self.context.max_plan_steps, self.context.planning_prompt)
 
