@@ -13,10 +13,18 @@ import json
 import re
 from dataclasses import dataclass
 
+from .text import clean_text
+
 SIMPLE, COMPLEX = "simple", "complex"
 MAX_WORDS_SIMPLE = 50            # spec §4.4: a longer message is complex
 MAX_STEP_CHARS = 500             # longest step description kept
 MAX_TOOL_LINE_CHARS = 160        # tool description shown to the planner, per tool
+# Bounds of the work parse_plan_response does on any answer (a hostile or broken model may send megabytes of
+# unclosed brackets; each place JSON fails to start is read up to its end): characters read, fences looked
+# into, and failed JSON starts tried per candidate text.
+MAX_ANSWER_CHARS = 1_000_000
+MAX_FENCES = 10
+MAX_FAILED_STARTS = 20
 
 # Words that say "several steps, in order" or "the same thing many times" (spec §4.4 and issue 12
 # point 2), as users of this module type them: English and Chinese.
@@ -196,7 +204,7 @@ def parse_plan_response(text: str | None, finish_reason: str = "stop") -> Parsed
     when a complete array could be read from it. Never raises."""
     if finish_reason == "length":
         return ParsedPlan(cut=True, problem="the planner's answer was cut off by its output limit")
-    text = text or ""
+    text = (text or "")[:MAX_ANSWER_CHARS]
     for candidate in _candidates(text):
         for value in _json_values(candidate):
             steps = _steps_of(value)
@@ -210,7 +218,7 @@ def parse_plan_response(text: str | None, finish_reason: str = "stop") -> Parsed
 def _candidates(text: str):
     """The insides of the ``` fences, in order, then the whole text."""
     position = 0
-    while True:
+    for _fence in range(MAX_FENCES):
         start = text.find("```", position)
         if start < 0:
             break
@@ -229,10 +237,12 @@ def _candidates(text: str):
 def _json_values(text: str):
     """The JSON arrays and objects of ``text``, left to right, top level
     only: a value read is skipped whole, so an array inside a step is never
-    taken for the plan."""
+    taken for the plan. After MAX_FAILED_STARTS places where no value could
+    be read, the rest is not tried (each try may read to the end)."""
     decoder = json.JSONDecoder()
     position = 0
-    while True:
+    failures = 0
+    while failures < MAX_FAILED_STARTS:
         match = _OPENING.search(text, position)
         if not match:
             return
@@ -240,6 +250,7 @@ def _json_values(text: str):
             value, end = decoder.raw_decode(text, match.start())
         except (json.JSONDecodeError, RecursionError):
             position = match.start() + 1
+            failures += 1
             continue
         yield value
         position = end
@@ -274,7 +285,8 @@ def _step_of(item) -> dict | None:
             return None
     else:
         return None
-    description = " ".join(description.split())
+    description = " ".join(clean_text(description).split())  # storable: no NUL, no lone surrogate
+    tool = clean_text(tool).replace("\ufffd", "")
     if len(description.split()) < 2 and not _CJK.search(description):
         return None  # a bare word ("name", "state") is a field list, not a step
     return {"description": description[:MAX_STEP_CHARS], "tool": tool.strip()[:64]}

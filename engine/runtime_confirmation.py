@@ -12,6 +12,7 @@ from odoo.exceptions import UserError
 
 from .agent_result import AgentResult
 from .confirmation import ConfirmationRequest, call_key
+from .runtime_plan import close_open_plans
 from .transcript import Transcript
 
 
@@ -77,6 +78,7 @@ class ConfirmationSteps:
         self._close_pending(self.env._("the user cancelled the request"), request)
         reply = self.env._("Cancelled: %s was not run, and nothing else will be done for this request.",
                            request.tool)
+        close_open_plans(self.thread, "cancelled", reply)  # the user's word: cancelled, not failed
         self.transcript.add_assistant(reply)
         return self._end_turn("completed", reply)
 

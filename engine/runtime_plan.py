@@ -132,8 +132,8 @@ class PlanSteps:
         self.iterations += 1
         with self.audit.step():
             response, calls = self.planner.refine_step(
-                self.system_prompt, plan.goal, plan.get_progress_summary(), list(steps).index(step) + 1, len(steps),
-                step.description, step.tool or "")
+                self.system_prompt, plan.goal, plan.get_progress_summary(False), list(steps).index(step) + 1,
+                len(steps), step.description, step.tool or "")
             if not calls:
                 text = clean_text(response.content).strip()
                 step.write({"state": "completed", "result": text[:MAX_STEP_TEXT]} if text else
@@ -154,13 +154,18 @@ class PlanSteps:
         if paused:
             self._plan_event(plan)
             return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
-        self._settle_step(step, [call.id for call in calls])
+        # Calls past the per-answer cap were refused "call again for the rest": deferred, not failed.
+        from .runtime import MAX_TOOL_CALLS_PER_TURN  # here: runtime imports this module
+        self._settle_step(step, [call.id for call in calls[:MAX_TOOL_CALLS_PER_TURN]],
+                          deferred=len(calls) > MAX_TOOL_CALLS_PER_TURN)
         return None
 
-    def _settle_step(self, step, call_ids: list[str]) -> None:
+    def _settle_step(self, step, call_ids: list[str], deferred: bool = False) -> None:
         """After ``call_ids`` of the running ``step`` ran: failed with the
         first failure's text, completed when the step's tool ran (see
-        ``_do_step``), else left running."""
+        ``_do_step``), else left running; ``deferred``: calls of the same
+        answer were left for later, so the step stays running for another
+        round (until ``MAX_STEP_ROUNDS``)."""
         results = [self.transcript.result_rows.get(call_id) for call_id in call_ids]
         failed = [row for row in results if row is None or row.tool_status != "done"]
         if failed:
@@ -169,7 +174,7 @@ class PlanSteps:
         else:
             ran = {self.transcript.call_rows[call_id].tool_name for call_id in step.tool_call_id.split()
                    if call_id in self.transcript.call_rows}
-            if step.tool in ran or self._step_rounds.get(step.id, 0) >= MAX_STEP_ROUNDS:
+            if (step.tool in ran and not deferred) or self._step_rounds.get(step.id, 0) >= MAX_STEP_ROUNDS:
                 step.write({"state": "completed", "result": (results[-1].content or "")[:MAX_STEP_TEXT]})
         self._step_done(step.plan_id)
 
@@ -199,7 +204,7 @@ class PlanSteps:
                         **({"state": "replanning"} if plan.state != "replanning" else {})})
             self._step_done(plan)
             try:
-                parsed = self.planner.replan(plan.goal, plan.get_progress_summary(), failed.description,
+                parsed = self.planner.replan(plan.goal, plan.get_progress_summary(False), failed.description,
                                                 failed.error or "")
             except LLMUnavailable as exc:  # counted: a replanner that is down is not asked forever
                 parsed = ParsedPlan(problem=str(exc))
@@ -236,8 +241,9 @@ class PlanSteps:
         plan._set_state("completed")
         self._step_done(plan)
         summary = plan.get_progress_summary()
-        try:
-            reply = clean_text(self.planner.synthesize_result(self.system_prompt, plan.goal, summary)) or summary
+        try:  # the model is given the progress without the results it quotes (record text): see get_progress_summary
+            reply = clean_text(self.planner.synthesize_result(self.system_prompt, plan.goal,
+                                                              plan.get_progress_summary(False))) or summary
         except LLMUnavailable as exc:
             reply = self.env._("%(summary)s\n\n(The summary could not be written: %(error)s)", summary=summary,
                                error=str(exc))
@@ -272,7 +278,11 @@ class PlanSteps:
             why = self.env._("Stopped at step %(n)s (%(step)s): you rejected %(tool)s.", n=step.sequence,
                              step=step.description, tool=request.tool)
             return self._end_plan(plan, "cancelled", why)
-        self._settle_step(step, (step.tool_call_id or "").split())
+        # The calls of the step's answer after the approved one were not run (deferred until the user
+        # answered): not a failure; the step stays running and its next round may call them again.
+        call_ids = (step.tool_call_id or "").split()
+        settled = call_ids[:call_ids.index(request.tool_call_id) + 1]
+        self._settle_step(step, settled, deferred=len(settled) < len(call_ids))
         if step.state == "failed":
             self._replan(plan, step)
         return self._execute_plan(plan)

@@ -26,6 +26,8 @@ RECENCY_HALF_LIFE_DAYS = 30.0      # a memory untouched this long counts half as
 WEIGHTS = (0.5, 0.3, 0.2)          # keyword match, importance, recency (spec §8.3)
 MAX_KEY_CHARS = 100
 MAX_CONTENT_CHARS = 2000
+MAX_QUERY_CHARS = 20000            # of a recall query read (a user message is at most as long)
+MAX_QUERY_TERMS = 100              # terms of a query matched: recall is callable over RPC, with any query
 # Words that say nothing about what is asked for (English; Chinese is matched by bigrams).
 STOP_WORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "does", "for", "from", "has", "have",
@@ -46,16 +48,17 @@ def query_terms(query) -> list[str]:
     """The terms ``recall`` looks for in a memory: the query's words in lower
     case without stop words, and for text written without spaces (Chinese,
     Japanese, Korean) its character bigrams (a lone character stays one
-    term). Duplicates removed, order kept."""
+    term). Duplicates removed, order kept; the first MAX_QUERY_TERMS terms
+    of the first MAX_QUERY_CHARS characters."""
     terms = []
-    for word in _WORD.findall(clean_text(query).lower()):
+    for word in _WORD.findall(clean_text(query, MAX_QUERY_CHARS).lower()):
         if _CJK.search(word):
             for run in re.findall(r"(?:%s)+" % _CJK.pattern, word):
                 terms.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
             terms.extend(part for part in _CJK.split(word) if len(part) > 1 and part not in STOP_WORDS)
         elif len(word) > 1 and word not in STOP_WORDS:
             terms.append(word)
-    return list(dict.fromkeys(terms))
+    return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
 def keyword_score(terms: list[str], text: str) -> float:

@@ -118,7 +118,7 @@ class AgenticAiPlan(models.Model):
         steps = self.step_ids
         return bool(steps) and all(step.state in ("completed", "skipped") for step in steps)
 
-    def get_progress_summary(self):
+    def get_progress_summary(self, quote_results=True):
         """Human-readable progress (spec 000 §3.5), one line per step::
 
             Plan: 2 of 4 steps done (50%)
@@ -127,7 +127,11 @@ class AgenticAiPlan(models.Model):
             - [!] 3. Create the sale order — failed: Product not found
             - [-] 4. Invoice it (skipped)
 
-        Results and errors are quoted on one line, cut to 200 characters."""
+        Results and errors are quoted on one line, cut to 200 characters.
+        ``quote_results=False`` leaves them out (the progress sent to the
+        model in a system prompt: they quote tool results, i.e. record text
+        anyone may have written, which the model reads in the tool messages
+        as data)."""
         self.ensure_one()
         steps = self.step_ids.sorted(lambda step: (step.sequence, step.id))
         done = len(steps.filtered(lambda step: step.state in ("completed", "skipped")))
@@ -136,10 +140,10 @@ class AgenticAiPlan(models.Model):
             label = f"{step.sequence}. {_first_line_cut(step.description, 10000)}"
             if step.state == "completed":
                 line = f"- [x] {label}"
-                if step.result:
+                if step.result and quote_results:
                     line += f" — {_first_line_cut(step.result)}"
             elif step.state == "failed":
-                line = f"- [!] {label} — failed: {_first_line_cut(step.error)}"
+                line = f"- [!] {label} — failed" + (f": {_first_line_cut(step.error)}" if quote_results else "")
             elif step.state == "skipped":
                 line = f"- [-] {label} (skipped)"
             elif step.state == "running":
