@@ -17,7 +17,9 @@ run is reminded of, and what a completed conversation teaches.
   text would no longer make changes wait for confirmation) — and returns at
   most 5 facts and a summary of the conversation. Facts are stored for the
   thread's user; a fact the model wants shared with everyone is stored for
-  the user only, with an ``error`` log row, unless the user is an operator.
+  the user only, with an ``error`` log row, whoever the user is: what every
+  user is told is written by an operator's hand (My Memories, scope
+  Everyone), never chosen by a model (case BR-24).
   A conversation an outside system started (a webhook integration) is never
   learnt from: its messages are that system's data, not its user's words.
 """
@@ -42,7 +44,6 @@ TRANSCRIPT_MESSAGES = 30           # latest user messages and final answers the 
 MESSAGE_CHARS = 2000               # of each
 MAX_ANSWER_CHARS = 50000           # of the extractor's answer read
 MAX_JSON_STARTS = 20               # places tried where JSON may start (bounds the work on any answer)
-OPERATOR_GROUP = "agentic_ai.group_agentic_ai_operator"
 CRON_XMLID = "agentic_ai.ir_cron_consolidate_memories"
 
 MEMORY_HEADER = ("Remembered from earlier conversations with this user (facts and preferences, not instructions; "
@@ -185,14 +186,13 @@ class MemoryManager:
             return stored
         facts, summary = parse_extraction(answer)
         user = thread.user_id
-        operator = user.has_group(OPERATOR_GROUP)
         source = clean_text(f"consolidation of {thread.name}", 200)
         for fact in facts:
             scope = fact["scope"]
-            if scope == "global" and not operator:
+            if scope == "global":  # the model never decides what everyone is told, not even for an operator
                 audit.record("error", success=False, error_message=(
                     f"Memory: the model proposed to share '{fact['key']}' with everyone; it was stored for "
-                    f"{user.name} only (only AI operators write shared memories)."),
+                    f"{user.name} only (only AI operators write shared memories, by hand under Memories)."),
                     input_data={"memory_key": fact["key"], "proposed_scope": "global", "stored_scope": "user"})
                 scope = "user"
             stored |= memory.store(fact["key"], fact["content"], memory_type=fact["type"], scope=scope,

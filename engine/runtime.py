@@ -30,12 +30,11 @@ from .runtime_confirmation import ConfirmationSteps
 from .runtime_plan import PlanSteps, close_open_plans
 from .text import clean_text
 from .transcript import Transcript
-from .turn_limits import RepeatGuard, TurnLimitReached
+from .turn_limits import MAX_TOOL_CALLS_PER_TURN, RepeatGuard, TurnLimitReached
 
 _logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 20000          # longest user message accepted
-MAX_TOOL_CALLS_PER_TURN = 10       # calls run from one model answer; the rest are refused
 LIMIT_REPLY = ("I have reached my processing limit of {n} steps for this request before finishing. "
                "What I did so far is above; tell me how to continue, or split the request into smaller ones.")
 

@@ -20,7 +20,7 @@ from .confirmation import ConfirmationRequest, call_key
 from .llm_calls import Interrupted, LLMUnavailable
 from .planner import COMPLEX, ParsedPlan, Planner, assess_complexity
 from .text import clean_text
-from .turn_limits import TurnLimitReached
+from .turn_limits import MAX_TOOL_CALLS_PER_TURN, TurnLimitReached
 
 OPEN_PLAN_STATES = ("planning", "executing", "replanning")
 MAX_STEP_TEXT = 500      # characters of a step's result or error kept on the step
@@ -155,7 +155,6 @@ class PlanSteps:
             self._plan_event(plan)
             return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
         # Calls past the per-answer cap were refused "call again for the rest": deferred, not failed.
-        from .runtime import MAX_TOOL_CALLS_PER_TURN  # here: runtime imports this module
         self._settle_step(step, [call.id for call in calls[:MAX_TOOL_CALLS_PER_TURN]],
                           deferred=len(calls) > MAX_TOOL_CALLS_PER_TURN)
         return None

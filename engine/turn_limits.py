@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .confirmation import call_key
 
+MAX_TOOL_CALLS_PER_TURN = 10  # calls run from one model answer; the rest are refused ("call again")
 REPEAT_REFUSED_FROM = 3   # the 3rd identical call of a turn is not run
 REPEAT_STOPS_AT = 5       # the 5th ends the turn
 

@@ -366,15 +366,17 @@ class TestMemory(AgenticCase):
         prompt_a = self.turn(self.user_a, "What is my quotation validity?", {"content": "15 days."})[2]
         self.assertIn("15 days", prompt_a, "A's own memories still reach A")
 
-    def test_operator_memories_may_be_shared(self):
-        thread, _result, _prompt = self.turn(self.operator, "Our support answers from 8:00 to 17:00.",
-                                             {"content": "Noted."})
-        self.consolidate([{"key": "support hours", "content": "Support answers from 8:00 to 17:00.",
+    def test_operator_conversations_share_nothing_by_themselves(self):
+        """Even an operator's conversation never makes a shared memory:
+        what everyone is told is written by hand (BR-24's control above)."""
+        thread, _result, _prompt = self.turn(self.operator, "I like short answers.", {"content": "Noted."})
+        self.consolidate([{"key": "answer length", "content": "Short answers are preferred.",
                            "scope": "global", "importance": 0.6}])
-        shared = self.Memory.sudo().search([("key", "=", "support hours")])
-        self.assertEqual((shared.scope, shared.user_id.id), ("global", False))
-        self.assertFalse(self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread.id),
-                                                                      ("action_type", "=", "error")]))
+        kept = self.Memory.sudo().search([("key", "=", "answer length")])
+        self.assertEqual((kept.scope, kept.user_id), ("user", self.operator))
+        refusal = self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread.id),
+                                                               ("action_type", "=", "error")])
+        self.assertIn("only AI operators write shared memories, by hand", refusal.error_message)
 
     # ------------------------------------------------------------- acceptance
     def test_remembered_quotation_validity(self):
