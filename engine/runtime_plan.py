@@ -74,7 +74,9 @@ class PlanSteps:
     def _start_plan(self, plan, reason: str) -> AgentResult:
         parsed = None
         for response, parsed in self.planner.generate_plan():
+            # No plan is an expected answer (the request needed none): a warning; a cut plan is an error.
             self.audit.record("plan_generated", success=bool(parsed.steps), llm_model=response.model,
+                              level="info" if parsed.steps else "error" if parsed.cut else "warning",
                               input_data={"goal": plan.goal},
                               output_data={"steps": list(parsed.steps), "finish_reason": response.finish_reason},
                               error_message=parsed.problem or False)
@@ -82,9 +84,8 @@ class PlanSteps:
             return self._end_plan(plan, "failed", self.env._(
                 "The planner's answer was cut off twice by the model's output limit, so nothing was run. Ask for "
                 "fewer things at once, or raise the provider's maximum output tokens."))
-        if not parsed.steps:
-            plan._set_state("cancelled", result=self.env._("No plan needed (%s): answered step by step instead.",
-                                                           parsed.problem))
+        if not parsed.steps:  # the empty plan is not kept: the thread says what happened, the log keeps the answer
+            plan.unlink()
             self.thread._set_runtime_state(mode_used="react", mode_reason=self.env._(
                 "%(reason)s; the planner gave no plan, so ReAct", reason=reason))
             self._checkpoint()

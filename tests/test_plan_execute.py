@@ -248,8 +248,11 @@ class TestPlanExecute(AgenticCase):
         thread, result = self.turn()
         self.assertEqual(result.reply, "Here is what I can tell you.")
         self.assertEqual(len(self.planner_requests()), 1)
-        self.assertEqual((thread.mode_used, self.plan_of(thread).state), ("react", "cancelled"))
+        self.assertEqual((thread.mode_used, self.plan_of(thread)), ("react", self.env["agentic.ai.plan"]))
         self.assertIn("the planner gave no plan", thread.mode_reason)
+        row = self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread.id),
+                                                          ("action_type", "=", "plan_generated")])
+        self.assertEqual((row.success, row.level), (False, "warning"), "no plan is expected, not an error")
 
     def test_BR_22_plan_longer_than_maximum_refused(self):
         self.agent.max_plan_steps = 3
