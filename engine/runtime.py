@@ -363,6 +363,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         data = {"id": row.id, "role": row.role, "content": row.content or ""}
         if row.role == "assistant":
             data["content_html"] = str(row.content_html or "") or None  # sanitized Markdown, engine/markdown_render.py
+            data["references"] = row.references or None
         if row.role in ("tool_call", "tool_result", "confirmation_request", "confirmation_response"):
             data.update(tool_call_id=row.tool_call_id, tool_name=row.tool_name, status=row.tool_status or None)
         if row.role == "tool_call":

@@ -48,6 +48,9 @@ class AgenticAiThreadMessage(models.Model):
              "instructions aimed at the model.")
     input_tokens = fields.Integer()
     output_tokens = fields.Integer()
+    references = fields.Json(
+        readonly=True, help="The knowledge excerpts an answer was given (issue 13 point 6): [{content, source, "
+                            "source_id, score}], shown in the chat as its citations.")
     user_id = fields.Many2one(related="thread_id.user_id", store=True, index=True)
     company_id = fields.Many2one(related="thread_id.company_id", store=True)
 

@@ -35,6 +35,7 @@ export function normalizeRow(row) {
         role: row.role,
         content: row.content || "",
         content_html: row.content_html || null,
+        references: Array.isArray(row.references) ? row.references : [],
         tool_name: row.tool_name || "",
         tool_call_id: row.tool_call_id || "",
         arguments: args === undefined || args === null || args === "" ? "" : JSON.stringify(args, null, 2),

@@ -30,6 +30,21 @@ export class MessageBubble extends Component {
         return this.cached.value;
     }
 
+    /** The knowledge excerpts the answer was given, numbered as the model
+     * was asked to cite them ([1], [2]…), one link per source to open. */
+    get citations() {
+        const references = this.props.message.references || [];
+        return references
+            .filter((ref) => Number.isInteger(ref.source_id) && ref.source_id > 0)
+            .map((ref, index) => ({
+                key: index,
+                number: index + 1,
+                source_id: ref.source_id,
+                source: String(ref.source || ""),
+                excerpt: String(ref.content || "").slice(0, 300),
+            }));
+    }
+
     get roleClass() {
         return `o_agentic_ai_bubble_${this.props.message.role}`;
     }
