@@ -4,6 +4,7 @@ files and HTML (engine/extract.py, case BR-14) and the URL guard of web
 sources (engine/url_fetch.py)."""
 import random
 import time
+from itertools import pairwise
 
 from odoo.tests import TransactionCase, tagged
 
@@ -31,8 +32,8 @@ def chinese_text(sentences=300, punctuated=True):
 
 def english_text(paragraphs=40, seed=7):
     """Paragraphs of a few English sentences, separated by blank lines."""
-    words = ("the invoice was paid after the order reached the warehouse and the customer "
-             "confirmed delivery of every product on the list").split()
+    words = ("the", "invoice", "was", "paid", "after", "order", "reached", "warehouse", "and", "customer",
+             "confirmed", "delivery", "of", "every", "product", "on", "list")
     rng = random.Random(seed)
     return "\n\n".join(
         " ".join(" ".join(rng.choice(words) for _ in range(rng.randint(6, 18))).capitalize() + "."
@@ -50,7 +51,7 @@ class TestChunker(TransactionCase):
         self.assertEqual(chunks[0].start, 0, "the first chunk does not start at the beginning")
         self.assertEqual(chunks[-1].end, len(text), "the last chunk does not reach the end")
         rebuilt = [chunks[0].text]
-        for previous, chunk in zip(chunks, chunks[1:]):
+        for previous, chunk in pairwise(chunks):
             self.assertLess(previous.start, chunk.start, "chunks do not move forward")
             self.assertLessEqual(chunk.start, previous.end, "a gap between two chunks: text lost")
             self.assertLess(previous.end, chunk.end, "a chunk brings nothing new")
@@ -73,7 +74,7 @@ class TestChunker(TransactionCase):
         self.assertGreater(len(chunks), 5)
         for chunk in chunks:
             self.assertTrue(chunk.text.endswith("。"), f"chunk ends inside a sentence: …{chunk.text[-10:]}")
-        for previous, chunk in zip(chunks, chunks[1:]):
+        for previous, chunk in pairwise(chunks):
             self.assertEqual(text[chunk.start - 1], "。", "the overlap does not start at a sentence")
             self.assertLess(chunk.start, previous.end, "no overlap between chunks")
 
@@ -90,7 +91,7 @@ class TestChunker(TransactionCase):
         self.assertChunksValid(text, chunks, 1000)
         for chunk in chunks[:-1]:
             self.assertGreaterEqual(chunk.tokens, 850, "a hard split leaves chunks far below the size")
-        for previous, chunk in zip(chunks, chunks[1:]):
+        for previous, chunk in pairwise(chunks):
             self.assertLess(chunk.start, previous.end, "no overlap between hard-split chunks")
 
     def test_BR_13_c_mixed_chinese_and_english(self):
