@@ -2,13 +2,23 @@
 the recursive chunker (engine/chunker.py, case BR-13), text extraction from
 files and HTML (engine/extract.py, case BR-14) and the URL guard of web
 sources (engine/url_fetch.py)."""
+import io
 import random
 import time
 from itertools import pairwise
 
+import docx
+from docx.oxml import parse_xml
+from PIL import Image
+from pypdf import PdfWriter
+from pypdf.generic import DictionaryObject, NameObject, StreamObject
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen import canvas
+
 from odoo.tests import TransactionCase, tagged
 
 from ..engine.chunker import chunk_text
+from ..engine.extract import Extracted, ExtractionError, extract_file, extract_html
 from ..llm.tokenizer import count_tokens
 
 EMBEDDING_MODEL = "text-embedding-3-small"  # cl100k_base, the product's default embedding model
@@ -151,3 +161,171 @@ class TestChunker(TransactionCase):
             elapsed = time.perf_counter() - started
             self.assertEqual(chunks[-1].end, len(text))
             self.assertLess(elapsed, 2.0, f"1 MB of {label} took {elapsed:.2f} s to chunk")
+
+
+# A DOCX paragraph holding only a floating DrawingML text box, with the VML
+# copy Word writes for older readers (ECMA-376 Part 1 §17.3.3.9 txbxContent,
+# Part 3 §10.2.1 AlternateContent): the text must be read once.
+FLOATING_TEXT_BOX = """<w:p xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+  xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"
+  xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+  xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"
+  xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"
+  xmlns:v="urn:schemas-microsoft-com:vml"><w:r><mc:AlternateContent>
+ <mc:Choice Requires="wps"><w:drawing><wp:anchor distT="0" distB="0" distL="114300" distR="114300" simplePos="0"
+   relativeHeight="1" behindDoc="0" locked="0" layoutInCell="1" allowOverlap="1">
+  <wp:simplePos x="0" y="0"/><wp:positionH relativeFrom="column"><wp:posOffset>0</wp:posOffset></wp:positionH>
+  <wp:positionV relativeFrom="paragraph"><wp:posOffset>0</wp:posOffset></wp:positionV>
+  <wp:extent cx="1828800" cy="457200"/><wp:wrapSquare wrapText="bothSides"/><wp:docPr id="1" name="Text Box 1"/>
+  <a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">
+   <wps:wsp><wps:cNvSpPr txBox="1"/><wps:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="1828800" cy="457200"/></a:xfrm>
+    <a:prstGeom prst="rect"><a:avLst/></a:prstGeom></wps:spPr>
+    <wps:txbx><w:txbxContent><w:p><w:r><w:t>Floating box: delivery on Friday</w:t></w:r></w:p></w:txbxContent>
+    </wps:txbx><wps:bodyPr/></wps:wsp>
+  </a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice>
+ <mc:Fallback><w:pict><v:shape style="width:144pt;height:36pt"><v:textbox><w:txbxContent><w:p><w:r>
+  <w:t>Floating box: delivery on Friday</w:t></w:r></w:p></w:txbxContent></v:textbox></v:shape></w:pict></mc:Fallback>
+</mc:AlternateContent></w:r></w:p>"""
+
+
+def docx_bytes(document):
+    """A python-docx document saved to bytes."""
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def fill_table(table, rows):
+    """Rows of strings written into a python-docx table with no rows yet."""
+    for row in rows:
+        for cell, value in zip(table.add_row().cells, row, strict=True):
+            cell.text = value
+
+
+def pdf_with_content_streams(*streams):
+    """A PDF with one page per content stream (bytes), Helvetica as /F1
+    (ISO 32000-1 §9.4 text operators)."""
+    writer = PdfWriter()
+    for stream in streams:
+        page = writer.add_blank_page(612, 792)
+        font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                                 NameObject("/BaseFont"): NameObject("/Helvetica")})
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({
+            NameObject("/F1"): font})})
+        content = StreamObject()
+        content.set_data(stream)
+        page.replace_contents(content)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+@tagged("post_install", "-at_install")
+class TestKnowledgeExtract(TransactionCase):
+    """engine/extract.py: PDF, DOCX, TXT, CSV and HTML to text (BR-14)."""
+
+    def test_BR_14_a_scanned_pdf_has_no_text_and_warns(self):
+        buffer = io.BytesIO()
+        pdf = canvas.Canvas(buffer)
+        scan = ImageReader(Image.new("RGB", (170, 220), "white"))
+        for _ in range(3):
+            pdf.drawImage(scan, 36, 36, 540, 720)
+            pdf.showPage()
+        pdf.save()
+        extracted = extract_file(buffer.getvalue(), "scan.pdf", "application/pdf")
+        self.assertEqual(extracted.text, "", "a scanned PDF produced text")
+        self.assertEqual(len(extracted.warnings), 1, extracted.warnings)
+        self.assertIn("pages 1, 2, 3 of 3 have no extractable text", extracted.warnings[0])
+
+    def test_BR_14_b_pdf_of_form_feeds_has_no_text(self):
+        data = pdf_with_content_streams(b"BT /F1 12 Tf 72 720 Td (\\f\\f\\f) Tj ET",
+                                        b"BT /F1 12 Tf 72 720 Td (\\014) Tj ET")
+        extracted = extract_file(data, "blank.pdf")
+        self.assertEqual(extracted.text, "", "form feeds counted as text")
+        self.assertIn("no extractable text", extracted.warnings[0])
+
+    def test_pdf_text_pages_and_the_empty_one(self):
+        data = pdf_with_content_streams(b"BT /F1 12 Tf 72 720 Td (Invoice INV/2025/0001 paid) Tj ET",
+                                        b"", b"BT /F1 12 Tf 72 720 Td (Delivery on Friday) Tj ET")
+        extracted = extract_file(data, "mixed.pdf")
+        self.assertEqual(extracted.text, "Invoice INV/2025/0001 paid\n\nDelivery on Friday")
+        self.assertIn("page 2 of 3 has no extractable text", extracted.warnings[0])
+        self.assertFalse(extracted.partial)
+
+    def test_BR_14_c_docx_table_only_in_row_order(self):
+        document = docx.Document()
+        fill_table(document.add_table(rows=0, cols=2), (("Product", "Qty"), ("Desk", "4"), ("Chair", "12")))
+        self.assertFalse(document.paragraphs, "the test document should have no body paragraph")
+        extracted = extract_file(docx_bytes(document), "stock.docx")
+        self.assertEqual(extracted.text, "Product | Qty\nDesk | 4\nChair | 12")
+        words = extracted.text.replace("|", " ").split()
+        self.assertEqual([w for w in words if w in ("Desk", "4", "Chair", "12")], ["Desk", "4", "Chair", "12"])
+
+    def test_BR_14_d_docx_text_box_and_header(self):
+        document = docx.Document()
+        document.sections[0].header.paragraphs[0].text = "Header: ACME Corp"
+        document.element.body.insert(0, parse_xml(FLOATING_TEXT_BOX))
+        data = docx_bytes(document)
+        self.assertEqual([p.text for p in docx.Document(io.BytesIO(data)).paragraphs], [""],
+                         "python-docx itself should see no paragraph text here")
+        extracted = extract_file(data, "letter.docx")
+        self.assertEqual(extracted, Extracted("Header: ACME Corp\n\nFloating box: delivery on Friday"))
+
+    def test_docx_body_order_nested_tables_and_footer(self):
+        document = docx.Document()
+        document.add_paragraph("Before the table.")
+        table = document.add_table(rows=0, cols=2)
+        fill_table(table, (("Order", "Lines"), ("SO001", "")))
+        fill_table(table.rows[1].cells[1].add_table(rows=0, cols=2), (("Desk", "4"), ("Chair", "12")))
+        document.add_paragraph("After the table.")
+        document.sections[0].footer.paragraphs[0].text = "Page footer"
+        extracted = extract_file(docx_bytes(document), "order.docx")
+        self.assertEqual(extracted.text, "Before the table.\nOrder | Lines\nSO001 | \nDesk | 4\nChair | 12\n"
+                                         "After the table.\n\nPage footer")
+
+    def test_txt_encodings(self):
+        self.assertEqual(extract_file("Café ✓".encode(), "a.txt"), Extracted("Café ✓"))
+        self.assertEqual(extract_file(b"\xef\xbb\xbfBOM text", "a.txt").text, "BOM text")
+        self.assertEqual(extract_file("Ünïcode".encode("utf-16"), "a.txt").text, "Ünïcode")
+        cp1252 = extract_file(b"Caf\xe9 \x80 5", "notes.txt")
+        self.assertEqual(cp1252.text, "Café € 5")
+        self.assertIn("cp1252", cp1252.warnings[0])
+        self.assertEqual(extract_file(b"\x81\x8d", "a.txt").text, "\x81\x8d")  # latin-1, the last resort
+        self.assertEqual(extract_file(b" \n\t ", "empty.txt").text, "")
+
+    def test_csv_rows_with_headers(self):
+        for delimiter in (",", ";", "\t"):
+            data = delimiter.join(("Product", "Qty", "Note")) + "\n" + delimiter.join(("Desk", "4", "")) + "\n" \
+                + delimiter.join(("Chair", "12", '"blue, padded"')) + "\n"
+            with self.subTest(delimiter=delimiter):
+                self.assertEqual(extract_file(data.encode(), "stock.csv").text,
+                                 "Product: Desk; Qty: 4\nProduct: Chair; Qty: 12; Note: blue, padded")
+
+    def test_html_main_content_only(self):
+        page = """<html><head><title>Return policy</title><style>p{color:red}</style></head><body>
+            <header>Site header</header><nav><a href="/">Home</a></nav>
+            <main><h1>Returns</h1><p>Goods may be returned<br>within 30 days.</p>
+            <table><tr><th>Item</th><th>Days</th></tr><tr><td>Desk</td><td>30</td></tr></table>
+            <script>steal()</script><noscript>enable js</noscript><form>Search <input></form>
+            <p hidden>secret</p></main><aside>Ads</aside><footer>Copyright</footer></body></html>"""
+        extracted = extract_html(page, "https://example.com/returns")
+        self.assertEqual(extracted.text, "Return policy\n\nReturns\n\nGoods may be returned\nwithin 30 days.\n\n"
+                                         "Item | Days\nDesk | 30")
+        article = extract_html("<body><div>menu</div><article><p>Only this.</p></article></body>")
+        self.assertEqual(article.text, "Only this.")
+        self.assertEqual(extract_file(page.encode(), "page.htm").text, extracted.text)
+        empty = extract_html("<html><body><script>x()</script></body></html>", "https://example.com/")
+        self.assertEqual(empty.text, "")
+        self.assertIn("https://example.com/", empty.warnings[0])
+
+    def test_corrupt_unsupported_and_oversized_files_raise(self):
+        cases = (
+            (b"%PDF-1.7 this is not a pdf", "broken.pdf", "not a readable PDF"),
+            (b"PK\x03\x04 not a zip", "broken.docx", "not a readable DOCX"),
+            (b"MZ\x90\x00", "tool.exe", "not a supported type"),
+            (b"0" * 50_000_001, "huge.txt", "larger than the 50 MB limit"),
+        )
+        for data, filename, message in cases:
+            with self.subTest(filename=filename), self.assertRaisesRegex(ExtractionError, message):
+                extract_file(data, filename)
+        self.assertEqual(extract_file(b"plain", "noextension", "text/plain").text, "plain")
