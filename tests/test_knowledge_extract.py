@@ -4,7 +4,9 @@ files and HTML (engine/extract.py, case BR-14) and the URL guard of web
 sources (engine/url_fetch.py)."""
 import io
 import random
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import pairwise
 
 import docx
@@ -19,6 +21,7 @@ from odoo.tests import TransactionCase, tagged
 
 from ..engine.chunker import chunk_text
 from ..engine.extract import Extracted, ExtractionError, extract_file, extract_html
+from ..engine.url_fetch import UrlFetchError, UrlRefused, address_refusal, fetch_url
 from ..llm.tokenizer import count_tokens
 
 EMBEDDING_MODEL = "text-embedding-3-small"  # cl100k_base, the product's default embedding model
@@ -329,3 +332,119 @@ class TestKnowledgeExtract(TransactionCase):
             with self.subTest(filename=filename), self.assertRaisesRegex(ExtractionError, message):
                 extract_file(data, filename)
         self.assertEqual(extract_file(b"plain", "noextension", "text/plain").text, "plain")
+
+
+class _PageHandler(BaseHTTPRequestHandler):
+    """The loopback web server of TestUrlFetch: a page, redirects, a large
+    body, a slow answer and the Host header it received."""
+
+    def do_GET(self):
+        port = self.server.server_address[1]
+        routes = {
+            "/page": (200, {"Content-Type": "text/html; charset=utf-8"},
+                      b"<html><body><nav>menu</nav><main><p>Returns within 30 days.</p></main></body></html>"),
+            "/to-page": (302, {"Location": "/page"}, b""),
+            "/to-metadata": (302, {"Location": "http://169.254.169.254/latest/meta-data/"}, b""),
+            "/to-file": (302, {"Location": "file:///etc/passwd"}, b""),
+            "/to-localhost": (302, {"Location": f"http://localhost:{port}/page"}, b""),
+            "/loop": (302, {"Location": "/loop"}, b""),
+            "/missing": (404, {}, b"no"),
+            "/host": (200, {"Content-Type": "text/plain"}, self.headers.get("Host", "").encode()),
+        }
+        if self.path == "/big":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()  # no Content-Length: the limit must hold while streaming
+            for _ in range(64):
+                self.wfile.write(b"x" * 65536)
+            return
+        if self.path == "/slow":
+            time.sleep(2)
+        status, headers, body = routes.get(self.path, (200, {}, b"late"))
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):
+        """Quiet: the test log is for test results."""
+
+
+@tagged("post_install", "-at_install")
+class TestUrlFetch(TransactionCase):
+    """engine/url_fetch.py: only public http(s) addresses, on every hop,
+    within size and time."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.server = ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
+        cls.server.daemon_threads = True
+        threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        cls.port = cls.server.server_address[1]
+        cls.base = f"http://127.0.0.1:{cls.port}"
+        cls.only_this_server = {("127.0.0.1", cls.port)}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.shutdown()
+        cls.server.server_close()
+        super().tearDownClass()
+
+    def test_refused_schemes(self):
+        for url in ("file:///etc/passwd", "ftp://example.com/a.txt", "gopher://example.com:70/", "javascript:alert(1)",
+                    "data:text/html,<p>x</p>", "example.com/page"):
+            with self.subTest(url=url), self.assertRaisesRegex(UrlRefused, "http and https|not a valid URL"):
+                fetch_url(url)
+
+    def test_refused_addresses_and_names(self):
+        for url in ("http://127.0.0.1/", "http://localhost:8069/web", "http://10.1.2.3/", "http://172.16.0.1/",
+                    "http://192.168.1.1/", "http://169.254.169.254/latest/meta-data/", "http://[::1]/",
+                    "http://0.0.0.0/", "http://2130706433/", "http://0x7f.1/", "http://[::ffff:127.0.0.1]/",
+                    "http://[fe80::1]/", "http://[fd00::1]/", "http://224.0.0.1/", "http://240.0.0.1/",
+                    "http://100.64.0.1/", "http://[2002:7f00:1::]/", "http://[64:ff9b::a9fe:a9fe]/",
+                    "http://metadata.google.internal/computeMetadata/v1/", "http://METADATA.GOOGLE.INTERNAL./",
+                    "http://printer.local/", "https://127.0.0.1:443/"):
+            with self.subTest(url=url), self.assertRaises(UrlRefused):
+                fetch_url(url, timeout=5)
+
+    def test_address_refusal_reasons(self):
+        self.assertIn("link-local", address_refusal("169.254.169.254"))
+        self.assertIn("loopback", address_refusal("::ffff:127.0.0.1"))
+        self.assertIn("private", address_refusal("fd12:3456::1"))
+        self.assertEqual(address_refusal("93.184.215.14"), "")
+        self.assertEqual(address_refusal("2606:4700::1111"), "")
+
+    def test_loopback_server_when_allowed(self):
+        with self.assertRaises(UrlRefused):
+            fetch_url(f"{self.base}/page")
+        fetched = fetch_url(f"{self.base}/to-page", allow_private=self.only_this_server)
+        self.assertEqual(fetched.url, f"{self.base}/to-page")
+        self.assertEqual(fetched.final_url, f"{self.base}/page")
+        self.assertEqual(fetched.content_type, "text/html; charset=utf-8")
+        self.assertEqual(extract_html(fetched.data, fetched.final_url).text, "Returns within 30 days.")
+
+    def test_connects_to_the_checked_address_with_the_name_as_host(self):
+        fetched = fetch_url(f"http://localhost:{self.port}/host", allow_private={("localhost", self.port)})
+        self.assertEqual(fetched.data, f"localhost:{self.port}".encode(), "the Host header lost the name")
+
+    def test_every_redirect_is_checked(self):
+        for path, error in (("/to-metadata", "169.254.169.254"), ("/to-file", "http and https"),
+                            ("/to-localhost", "internal name")):
+            with self.subTest(path=path), self.assertRaisesRegex(UrlRefused, error):
+                fetch_url(f"{self.base}{path}", allow_private=self.only_this_server, timeout=5)
+        with self.assertRaisesRegex(UrlFetchError, "more than 3 redirects"):
+            fetch_url(f"{self.base}/loop", allow_private=True, max_redirects=3)
+        with self.assertRaisesRegex(UrlFetchError, "HTTP 404"):
+            fetch_url(f"{self.base}/missing", allow_private=True)
+
+    def test_size_and_time_limits(self):
+        with self.assertRaisesRegex(UrlFetchError, "larger than 1,000,000 bytes"):
+            fetch_url(f"{self.base}/big", allow_private=True, max_bytes=1_000_000)
+        self.assertEqual(len(fetch_url(f"{self.base}/big", allow_private=True, max_bytes=5_000_000).data), 64 * 65536)
+        started = time.monotonic()
+        with self.assertRaisesRegex(UrlFetchError, "took longer than 0.5 s"):
+            fetch_url(f"{self.base}/slow", allow_private=True, timeout=0.5)
+        self.assertLess(time.monotonic() - started, 1.5, "the timeout did not bound the fetch")
