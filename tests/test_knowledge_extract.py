@@ -286,6 +286,32 @@ class TestKnowledgeExtract(TransactionCase):
         self.assertEqual(extracted.text, "Before the table.\nOrder | Lines\nSO001 | \nDesk | 4\nChair | 12\n"
                                          "After the table.\n\nPage footer")
 
+    def test_docx_equation_is_said_partly_extracted(self):
+        document = docx.Document()
+        document.add_paragraph("Area of a circle:")
+        document.element.body.insert(1, parse_xml(
+            '<w:p xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+            'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math">'
+            '<m:oMath><m:r><m:t>A=πr²</m:t></m:r></m:oMath></w:p>'))
+        extracted = extract_file(docx_bytes(document), "maths.docx")
+        self.assertEqual(extracted.text, "Area of a circle:")
+        self.assertTrue(extracted.partial, "a document with an unread equation is not said to be partial")
+        self.assertEqual(extracted.warnings, ("equations in the document were not read",))
+
+    def test_encrypted_pdf(self):
+        for user_password, readable in (("secret", False), ("", True)):
+            writer = PdfWriter()
+            writer.add_blank_page(612, 792)
+            writer.encrypt(user_password, owner_password="owner", algorithm="RC4-128")
+            buffer = io.BytesIO()
+            writer.write(buffer)
+            with self.subTest(user_password=user_password):
+                if readable:
+                    self.assertEqual(extract_file(buffer.getvalue(), "open.pdf").text, "")
+                else:
+                    with self.assertRaisesRegex(ExtractionError, "password-protected"):
+                        extract_file(buffer.getvalue(), "locked.pdf")
+
     def test_txt_encodings(self):
         self.assertEqual(extract_file("Café ✓".encode(), "a.txt"), Extracted("Café ✓"))
         self.assertEqual(extract_file(b"\xef\xbb\xbfBOM text", "a.txt").text, "BOM text")
@@ -429,6 +455,10 @@ class TestUrlFetch(TransactionCase):
     def test_connects_to_the_checked_address_with_the_name_as_host(self):
         fetched = fetch_url(f"http://localhost:{self.port}/host", allow_private={("localhost", self.port)})
         self.assertEqual(fetched.data, f"localhost:{self.port}".encode(), "the Host header lost the name")
+
+    def test_tls_failure_is_a_fetch_error(self):
+        with self.assertRaisesRegex(UrlFetchError, "cannot fetch"):
+            fetch_url(f"https://127.0.0.1:{self.port}/page", allow_private=True, timeout=5)
 
     def test_every_redirect_is_checked(self):
         for path, error in (("/to-metadata", "169.254.169.254"), ("/to-file", "http and https"),
