@@ -116,10 +116,11 @@ class _Chunker:
         return self.merge(self.absorb_whitespace(pieces))
 
     # --- pieces ------------------------------------------------------------
-    def split(self, start: int, end: int, level: int, out: list) -> None:
+    def split(self, start: int, end: int, level: int, out: list, too_big: bool = False) -> None:
         """Append to ``out`` pieces covering ``text[start:end]``, each of at
-        most ``piece_limit`` tokens, cut at ``level``'s boundaries or finer."""
-        if end - start <= self.piece_limit * _NEVER_FITS_RATIO:
+        most ``piece_limit`` tokens, cut at ``level``'s boundaries or finer
+        (``too_big``: the span is known not to fit, do not count it again)."""
+        if not too_big and end - start <= self.piece_limit * _NEVER_FITS_RATIO:
             tokens = self.count(start, end)
             if tokens <= self.piece_limit:
                 out.append((start, end, tokens))
@@ -129,7 +130,7 @@ class _Chunker:
             return
         cuts = [m.end() for m in _SEPARATORS[level].finditer(self.text, start, end) if start < m.end() < end]
         if not cuts:
-            self.split(start, end, level + 1, out)
+            self.split(start, end, level + 1, out, too_big=True)
             return
         previous = start
         for cut in [*cuts, end]:

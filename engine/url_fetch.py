@@ -69,6 +69,10 @@ class UrlFetchError(Exception):
     failure, HTTP error status, too many redirects, too large, too slow."""
 
 
+class _ConnectFailed(UrlFetchError):
+    """No connection to one address: the next address of the name is tried."""
+
+
 def fetch_url(url: str, *, max_bytes: int = 10_000_000, timeout: float = 20.0, max_redirects: int = 5,
               allow_private: bool | Collection[tuple[str, int]] = False) -> Fetched:
     """GET ``url`` under the checks of this module's docstring.
@@ -85,8 +89,14 @@ def fetch_url(url: str, *, max_bytes: int = 10_000_000, timeout: float = 20.0, m
     current = _parse(url)
     with httpx.Client(follow_redirects=False, trust_env=False, verify=True) as client:
         for _hop in range(max_redirects + 1):
-            address = _checked_address(current, allow_private, deadline, timeout)
-            response = _fetch_hop(client, current, address, deadline, timeout, max_bytes)
+            addresses = _checked_addresses(current, allow_private, deadline, timeout)
+            for index, address in enumerate(addresses):
+                try:
+                    response = _fetch_hop(client, current, address, deadline, timeout, max_bytes)
+                    break
+                except _ConnectFailed:
+                    if index == len(addresses) - 1:
+                        raise
             if isinstance(response, Fetched):
                 return Fetched(url, response.final_url, response.content_type, response.data)
             current = _parse(str(current.join(response)))
@@ -115,8 +125,9 @@ def _allowed_endpoint(url: httpx.URL, allow_private) -> bool:
         (str(host).lower(), int(port)) for host, port in allow_private}
 
 
-def _checked_address(url: httpx.URL, allow_private, deadline: float, timeout: float) -> str:
-    """The IP to connect to for ``url``'s host, after the checks; raises
+def _checked_addresses(url: httpx.URL, allow_private, deadline: float, timeout: float) -> list[str]:
+    """The IPs to connect to for ``url``'s host, in the resolver's order,
+    after the checks (all must pass); raises
     UrlRefused for an internal name or address, UrlFetchError when the name
     does not resolve in time."""
     host = url.host.lower().rstrip(".")
@@ -133,7 +144,7 @@ def _checked_address(url: httpx.URL, allow_private, deadline: float, timeout: fl
             reason = address_refusal(address)
             if reason:
                 raise UrlRefused(f"{host} resolves to {address}, {reason}")
-    return addresses[0]
+    return addresses
 
 
 def _resolve(host: str, port: int, deadline: float, timeout: float):
@@ -211,5 +222,7 @@ def _fetch_hop(client: httpx.Client, url: httpx.URL, address: str, deadline: flo
             return Fetched(str(url), str(url), response.headers.get("content-type", ""), bytes(body))
     except httpx.TimeoutException as exc:
         raise UrlFetchError(f"fetching {url} took longer than {timeout:g} s") from exc
+    except httpx.ConnectError as exc:
+        raise _ConnectFailed(f"cannot connect to {url} at {address}: {exc}") from exc
     except httpx.HTTPError as exc:
         raise UrlFetchError(f"cannot fetch {url}: {type(exc).__name__}: {exc}") from exc
