@@ -87,7 +87,6 @@ def _extract_pdf(data: bytes) -> Extracted:
     """Text of each page, pages separated by a blank line; pages without
     text (scanned images: no OCR here) are named in a warning."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -97,10 +96,8 @@ def _extract_pdf(data: bytes) -> Extracted:
         page_count = len(pages)
     except ExtractionError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+    except Exception as exc:  # pypdf raises many kinds (PdfReadError, ValueError, KeyError…) on damaged files
         raise ExtractionError(f"not a readable PDF file ({type(exc).__name__}: {exc})") from exc
-    except Exception as exc:
-        raise ExtractionError(f"not a readable PDF file ({type(exc).__name__})") from exc
     warnings, texts, empty, failed = [], [], [], []
     for number in range(1, min(page_count, MAX_PDF_PAGES) + 1):
         try:
@@ -213,7 +210,7 @@ class _DocxReader:
                     yield self.blocks_text(box)
             elif tag == f"{{{_W}}}tbl":
                 yield from self.table_lines(child)
-            elif tag in (f"{{{_W}}}sectPr", f"{{{_W}}}tblPr", f"{{{_W}}}tcPr", f"{{{_W}}}pPr"):
+            elif tag in (f"{{{_W}}}sectPr", f"{{{_W}}}tblPr", f"{{{_W}}}tcPr", f"{{{_W}}}pPr", f"{{{_MC}}}Fallback"):
                 continue
             elif isinstance(tag, str):  # w:sdt/w:sdtContent, w:customXml, tracked insertions…
                 yield from self.block_lines(child)
@@ -368,6 +365,8 @@ def extract_html(html: str | bytes, base_url: str = "") -> Extracted:
     for element in soup.find_all(attrs={"hidden": True}):
         element.decompose()
     for element in soup.find_all(attrs={"aria-hidden": "true"}):
+        element.decompose()
+    for element in soup.find_all(style=re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)):
         element.decompose()
     roots = [element for element in (soup.find("main"),) if element is not None and element.get_text(strip=True)]
     if not roots:

@@ -165,7 +165,9 @@ def _resolve(host: str, port: int, deadline: float, timeout: float):
 def address_refusal(address: str) -> str:
     """Why the server must not connect to ``address`` (an IPv4 or IPv6
     literal, scope id allowed), or "" when it is a global unicast address.
-    IPv4 written inside IPv6 (mapped, 6to4, NAT64) is judged as IPv4."""
+    IPv4 written inside IPv6 (mapped, 6to4 RFC 3056, NAT64 RFC 6052) is
+    judged as IPv4. The ranges are those of the IANA special-purpose
+    registries (RFC 6890) as Python's ``ipaddress`` knows them."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:

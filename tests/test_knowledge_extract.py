@@ -336,7 +336,8 @@ class TestKnowledgeExtract(TransactionCase):
             <main><h1>Returns</h1><p>Goods may be returned<br>within 30 days.</p>
             <table><tr><th>Item</th><th>Days</th></tr><tr><td>Desk</td><td>30</td></tr></table>
             <script>steal()</script><noscript>enable js</noscript><form>Search <input></form>
-            <p hidden>secret</p></main><aside>Ads</aside><footer>Copyright</footer></body></html>"""
+            <p hidden>secret</p><div style="display: none">hidden offer</div></main>
+           <aside>Ads</aside><footer>Copyright</footer></body></html>"""
         extracted = extract_html(page, "https://example.com/returns")
         self.assertEqual(extracted.text, "Return policy\n\nReturns\n\nGoods may be returned\nwithin 30 days.\n\n"
                                          "Item | Days\nDesk | 30")
