@@ -9,7 +9,7 @@
     "license": "LGPL-3",
     "depends": ["base", "mail", "web"],
     "external_dependencies": {
-        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py"],
+        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py", "pypdf", "python-docx", "beautifulsoup4"],
     },
     "data": [
         "security/agentic_ai_security.xml",
