@@ -29,6 +29,7 @@
         "views/res_config_settings_views.xml",
         "views/agent_webhook_views.xml",
         "views/agent_memory_views.xml",
+        "views/agent_knowledge_views.xml",
         "wizard/agent_confirm_wizard_views.xml",
         "views/menus.xml",
         "views/chat_action_views.xml",
