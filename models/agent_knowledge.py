@@ -327,8 +327,12 @@ class AgenticAiKnowledgeSource(models.Model):
             keyword_sources |= group - comparable
             if not comparable:
                 continue
+            adapter = comparable[0]._embedding_adapter()
+            if not adapter:
+                keyword_sources |= comparable
+                continue
             try:
-                vector = comparable[0]._embedding_adapter().embed([query])[0]
+                vector = adapter.embed([query])[0]
             except LLMError as exc:
                 _logger.warning("Knowledge search: the query could not be embedded (%s); keyword search", exc)
                 keyword_sources |= comparable
@@ -421,9 +425,10 @@ class AgenticAiKnowledgeSource(models.Model):
         one "Field: value" line per non-empty chosen field, records apart by
         a blank line."""
         self.ensure_one()
-        if not self.model_id:
+        model_name = self.sudo().model_id.model
+        if not model_name or model_name not in self.env:
             raise UserError(self.env._("Choose the model whose records are indexed."))
-        model = self.env[self.model_id.model]
+        model = self.env[model_name]
         fields_ = [model._fields[f.name] for f in self.sudo().field_ids
                    if f.name in model._fields and model._has_field_access(model._fields[f.name], "read")]
         blocks = []
@@ -438,6 +443,8 @@ class AgenticAiKnowledgeSource(models.Model):
 
     def _fetch_page(self):
         """The web page's main text (engine/url_fetch.py, engine/extract.py)."""
+        if not self.url:
+            raise UserError(self.env._("No URL is set."))
         try:
             fetched = fetch_url(self.url, max_bytes=URL_MAX_BYTES, timeout=URL_TIMEOUT)
         except UrlRefused as exc:
@@ -510,8 +517,8 @@ class AgenticAiKnowledgeSource(models.Model):
             cron.sudo()._trigger()
 
     def _stale_indexing_sql(self):
-        return SQL("(state = 'queued' OR (state = 'indexing' AND write_date < now() at time zone 'UTC' - %s))",
-                   f"{STALE_INDEXING_MINUTES} minutes")
+        return SQL("(state = 'queued' OR (state = 'indexing' AND "
+                   "write_date < now() at time zone 'UTC' - %s::interval))", f"{STALE_INDEXING_MINUTES} minutes")
 
     def _queued_count(self):
         self.env.cr.execute(SQL("SELECT count(*) FROM agentic_ai_knowledge_source WHERE active AND %s",
