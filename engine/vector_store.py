@@ -408,8 +408,8 @@ class VectorStore:
         """HNSW search (``exact=True``: a sequential scan, for tests and the
         benchmark's recall)."""
         cr, dim = self.cr, vector.size
-        cr.execute(SQL("SELECT EXISTS (SELECT 1 FROM %s WHERE dim = %s AND embedding_model = %s)",
-                       SQL.identifier(VECTOR_TABLE), dim, model))
+        cr.execute(SQL("SELECT EXISTS (SELECT 1 FROM %s WHERE source_id = ANY(%s) AND embedding_model = %s"
+                       " AND dim = %s)", SQL.identifier(VECTOR_TABLE), source_ids, model, dim))
         if not cr.fetchone()[0]:
             return []
         table = SQL.identifier(self._ensure_vec_table(dim))
