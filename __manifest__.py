@@ -9,7 +9,7 @@
     "license": "LGPL-3",
     "depends": ["base", "mail", "web"],
     "external_dependencies": {
-        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py"],
+        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py", "numpy"],
     },
     "data": [
         "security/agentic_ai_security.xml",
@@ -44,6 +44,7 @@
         "web.assets_web_dark": ["agentic_ai/static/src/**/*.dark.scss"],
         "web.assets_tests": ["agentic_ai/static/tests/tours/**/*"],
     },
+    "post_init_hook": "post_init_hook",
     "application": True,
     "installable": True,
 }
