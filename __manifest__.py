@@ -9,7 +9,8 @@
     "license": "LGPL-3",
     "depends": ["base", "mail", "web"],
     "external_dependencies": {
-        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py", "numpy"],
+        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py", "numpy", "pypdf", "python-docx",
+                   "beautifulsoup4"],
     },
     "data": [
         "security/agentic_ai_security.xml",
