@@ -99,7 +99,7 @@ class AgenticAiKnowledgeSource(models.Model):
     url = fields.Char(string="URL", help="http(s) page; only AI operators may set it. Private and local addresses "
                                          "are refused, on every redirect too.")
     model_id = fields.Many2one("ir.model", string="Model", ondelete="cascade")
-    model_name = fields.Char(related="model_id.model")
+    model_name = fields.Char(related="model_id.model", string="Model Name")
     domain = fields.Char(default="[]", help="Odoo domain selecting the records, e.g. [('is_company', '=', True)].")
     field_ids = fields.Many2many(
         "ir.model.fields", "agentic_ai_knowledge_source_field_rel", "source_id", "field_id", string="Fields",

@@ -124,7 +124,7 @@ class TestKnowledgeSources(AgenticCase):
         results = source.with_user(self.plain).search_similar("topic17 keyword17", limit=3)
         self.assertTrue(results, "an indexed source answers")
         best = results[0]
-        self.assertIn("topic17 keyword17", best["content"])
+        self.assertIn("topic17 and keyword17", best["content"])
         self.assertEqual((best["source_id"], best["source"], best["method"]), (source.id, "Handbook", "vector"))
         self.assertTrue(all(math.isfinite(r["score"]) and -1.0 <= r["score"] <= 1.0 for r in results))
         self.assertLessEqual({"chunk_id", "content", "source_id", "source", "score"}, set(best))
@@ -215,7 +215,7 @@ class TestKnowledgeSources(AgenticCase):
         self.assertTrue(results, "the question is still answered, from the old index")
         self.assertEqual({r["method"] for r in results}, {"keyword"}, "a 768 query is never compared with 1536 "
                                                                       "vectors")
-        self.assertIn("topic9 keyword9", results[0]["content"])
+        self.assertIn("topic9 and keyword9", results[0]["content"])
         self.assertIn("being rebuilt", source.index_notice())
         self.assertEqual(self.embedding_batches(), [], "the query is not embedded with a model the index lacks")
 
@@ -237,5 +237,5 @@ class TestKnowledgeSources(AgenticCase):
         self.assertEqual(set(source.chunk_ids.mapped("embedding_dimension")), {3072})
         results = source.search_similar("topic9 keyword9")
         self.assertEqual(results[0]["method"], "vector")
-        self.assertIn("topic9 keyword9", results[0]["content"])
+        self.assertIn("topic9 and keyword9", results[0]["content"])
         self.assertEqual(source.index_notice(), "")
