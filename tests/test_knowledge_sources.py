@@ -46,7 +46,7 @@ def pdf_document(page_streams, with_image=False):
     return bytes(out)
 
 
-@tagged("post_install", "-at_install")
+@tagged("post_install", "-at_install", "agentic_ai_numpy")
 class TestKnowledgeSources(AgenticCase):
 
     @classmethod
