@@ -239,3 +239,53 @@ class TestKnowledgeSources(AgenticCase):
         self.assertEqual(results[0]["method"], "vector")
         self.assertIn("topic9 and keyword9", results[0]["content"])
         self.assertEqual(source.index_notice(), "")
+
+    def test_record_source_is_read_with_the_indexers_rights(self):
+        source = self.Source.with_user(self.operator).create({
+            "name": "Invoices", "source_type": "odoo_model",
+            "model_id": self.env["ir.model"]._get_id("account.move"), "agent_ids": [(6, 0, self.agent.ids)]})
+        self.index(source.sudo())
+        self.assertEqual(source.state, "failed", "the operator may not read invoices, so neither may the index")
+        self.assertIn("account.move", source.error)
+        self.assertFalse(source.chunk_ids)
+        self.assertEqual(self.embedding_batches(), [])
+
+    def test_reindex_cron_requeues_record_sources_only(self):
+        cron = self.env.ref("agentic_ai.ir_cron_knowledge_reindex")
+        self.assertEqual((cron.active, cron.interval_number, cron.interval_type), (False, 1, "days"),
+                         "spec 000 §12: daily, disabled by default")
+        records = self.Source.with_user(self.operator).create({
+            "name": "Partners", "source_type": "odoo_model", "model_id": self.env["ir.model"]._get_id("res.partner"),
+            "domain": "[('id', '=', %d)]" % self.operator.partner_id.id}).sudo()
+        text = self.index(self.text_source(section_text(2)))
+        self.index(records)
+        self.assertEqual(self.Source._cron_reindex_model_sources(), 1)
+        self.assertEqual((records.state, text.state), ("queued", "indexed"))
+        self.assertEqual(records.index_user_id, self.operator, "read again as the user who indexed it")
+
+    def test_operator_deletes_an_indexed_source_and_its_vectors(self):
+        source = self.index(self.text_source(section_text(3)))
+        chunk_ids = source.chunk_ids.ids
+        self.assertTrue(chunk_ids)
+        source.with_user(self.operator).unlink()
+        self.env.cr.execute("SELECT count(*) FROM agentic_ai_knowledge_vector WHERE chunk_id = ANY(%s)", [chunk_ids])
+        self.assertEqual(self.env.cr.fetchone()[0], 0)
+        self.assertFalse(self.env["agentic.ai.knowledge.chunk"].browse(chunk_ids).exists())
+
+    def test_sources_of_another_company_are_not_read(self):
+        other = self.env["res.company"].create({"name": "Knowledge Elsewhere"})
+        source = self.Source.create({"name": "Elsewhere", "source_type": "text", "raw_text": "x",
+                                     "company_id": other.id})
+        shared = self.Source.create({"name": "Shared", "source_type": "text", "raw_text": "x", "company_id": False})
+        visible = self.Source.with_user(self.plain).search([("id", "in", (source | shared).ids)])
+        self.assertEqual(visible, shared)
+        self.assertEqual(source.with_user(self.plain).search_similar("x"), [], "never searched for this user")
+
+    def test_stale_indexing_is_claimed_again(self):
+        source = self.text_source(section_text(2))
+        source.write({"state": "indexing"})
+        self.env.flush_all()
+        self.env.cr.execute("UPDATE agentic_ai_knowledge_source SET write_date = now() - interval '2 hours' "
+                            "WHERE id = %s", [source.id])
+        self.run_cron()
+        self.assertEqual(source.state, "indexed", "a source its dead worker left indexing is indexed again")
