@@ -242,6 +242,9 @@ class AgenticAiKnowledgeSource(models.Model):
         model_name = self._embedding_model_name() if adapter else ""
         store = VectorStore(self.env.cr)
         created, dimension, skipped = Chunk, 0, 0
+        if not adapter:
+            self.warning = self._join_warning(self.env._(
+                "No provider that serves embeddings: questions are answered by keyword search."))
         for start in range(0, len(chunks), EMBED_BATCH):
             batch = chunks[start:start + EMBED_BATCH]
             vectors = [None] * len(batch)

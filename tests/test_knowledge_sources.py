@@ -289,3 +289,35 @@ class TestKnowledgeSources(AgenticCase):
                             "WHERE id = %s", [source.id])
         self.run_cron()
         self.assertEqual(source.state, "indexed", "a source its dead worker left indexing is indexed again")
+
+    def test_provider_without_embeddings_indexes_for_keyword_search(self):
+        anthropic = self.env["agentic.ai.llm.provider"].create({
+            "name": "No embeddings", "provider_type": "anthropic", "api_base_url": self.llm.base_url,
+            "default_model": "claude-test"})
+        source = self.index(self.text_source(section_text(4), embedding_provider_id=anthropic.id))
+        self.assertEqual((source.state, source.embedding_model, source.embedding_dimension), ("indexed", False, 0))
+        self.assertIn("keyword search", source.warning)
+        self.assertEqual(self.embedding_batches(), [])
+        results = source.search_similar("topic3 keyword3")
+        self.assertEqual((results[0]["method"], results[0]["score"]), ("keyword", 1.0))
+        self.assertIn("topic3 and keyword3", results[0]["content"])
+
+    def test_file_source_csv_indexed_row_by_row(self):
+        data = b"Product,Qty\nDesk,4\nChair,12\n"
+        source = self.Source.with_user(self.operator).create({
+            "name": "Stock", "source_type": "file", "file": base64.b64encode(data), "file_name": "stock.csv",
+            "agent_ids": [(6, 0, self.agent.ids)]}).sudo()
+        self.index(source)
+        self.assertEqual((source.state, source.chunk_count), ("indexed", 1))
+        content = source.chunk_ids.content
+        self.assertLess(content.index("Desk"), content.index("4"))
+        self.assertLess(content.index("4"), content.index("Chair"))
+
+    def test_url_source_to_a_loopback_address_fails_refused(self):
+        source = self.Source.with_user(self.operator).create({
+            "name": "Local", "source_type": "url", "url": self.llm.base_url + "/models",
+            "agent_ids": [(6, 0, self.agent.ids)]}).sudo()
+        self.index(source)
+        self.assertEqual(source.state, "failed")
+        self.assertIn("refused", source.error)
+        self.assertFalse(self.scenario.requests, "nothing was sent to the private address")
