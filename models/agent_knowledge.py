@@ -156,7 +156,11 @@ class AgenticAiKnowledgeSource(models.Model):
     def write(self, vals):
         if vals.get("url"):
             self._check_url_editor()
-        return super().write(vals)
+        result = super().write(vals)
+        if {"embedding_provider_id", "agent_ids"} & set(vals):  # another provider may embed with another model
+            self.sudo().filtered(lambda s: s.embedding_model and not s.needs_reindex
+                                 and s.embedding_model != s._embedding_model_name()).write({"needs_reindex": True})
+        return result
 
     def unlink(self):
         chunks = self.sudo().with_context(active_test=False).chunk_ids

@@ -240,6 +240,11 @@ class TestKnowledgeSources(AgenticCase):
         self.assertIn("topic9 and keyword9", results[0]["content"])
         self.assertEqual(source.index_notice(), "")
 
+        # Another provider for the source, with another model: marked too.
+        other = self.provider.copy({"name": "Other embeddings", "embedding_model": "embed-other"})
+        source.embedding_provider_id = other
+        self.assertTrue(source.needs_reindex)
+
     def test_record_source_is_read_with_the_indexers_rights(self):
         source = self.Source.with_user(self.operator).create({
             "name": "Invoices", "source_type": "odoo_model",
