@@ -9,7 +9,8 @@
     "license": "LGPL-3",
     "depends": ["base", "mail", "web"],
     "external_dependencies": {
-        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py", "pypdf", "python-docx", "beautifulsoup4"],
+        "python": ["httpx", "tiktoken", "jsonschema", "markdown-it-py", "numpy", "pypdf", "python-docx",
+                   "beautifulsoup4"],
     },
     "data": [
         "security/agentic_ai_security.xml",
@@ -29,6 +30,7 @@
         "views/res_config_settings_views.xml",
         "views/agent_webhook_views.xml",
         "views/agent_memory_views.xml",
+        "views/agent_knowledge_views.xml",
         "wizard/agent_confirm_wizard_views.xml",
         "views/menus.xml",
         "views/chat_action_views.xml",
@@ -43,6 +45,7 @@
         "web.assets_web_dark": ["agentic_ai/static/src/**/*.dark.scss"],
         "web.assets_tests": ["agentic_ai/static/tests/tours/**/*"],
     },
+    "post_init_hook": "post_init_hook",
     "application": True,
     "installable": True,
 }

@@ -6,9 +6,12 @@
 # error, or when no test ran. Unless the run is targeted
 # (AGENTIC_AI_TEST_TAGS), it then runs dev/durability_check.sh (a real
 # worker killed mid-tool; AGENTIC_AI_SKIP_DURABILITY=1 skips it) and, unless
-# AGENTIC_AI_SKIP_SUBSETS=1, dev/app_subsets.sh; the summary counts the lint,
-# the durability check and each app subset as one test each (a targeted run
-# skips them all).
+# AGENTIC_AI_SKIP_SUBSETS=1, dev/app_subsets.sh, and unless
+# AGENTIC_AI_SKIP_NUMPY=1, dev/numpy_pass.sh (the knowledge test classes,
+# AGENTIC_AI_NUMPY_TAGS, again on a copy of the database without pgvector,
+# reported as `[numpy] N passed, M failed`); the summary counts the lint,
+# the durability check and each app subset as one test each, and the numpy
+# pass's tests one each (a targeted run skips them all).
 # Whatever stops the run early (set-up, database), the last line says so.
 trap '[ -n "${SUMMARY_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
 source "$(dirname "$0")/env.sh"
@@ -39,9 +42,18 @@ if [ -n "${AGENTIC_AI_TEST_TAGS:-}" ]; then
 fi
 set +e
 SUITE=${LOG%.log}-suite.out SUBSETS=${LOG%.log}-subsets.out DURABILITY=${LOG%.log}-durability.out
+NUMPY=${LOG%.log}-numpy.out
 "$VENV/bin/python" "$ROOT/dev/test_summary.py" "$LOG" "$rc" >"$SUITE"
 suite_rc=$?
 sed '$s/^/[test] suite: /' "$SUITE"
+# The knowledge search again with the pgvector extension really absent
+# (dev/numpy_pass.sh, on a copy of the suite's database).
+if [ "${AGENTIC_AI_SKIP_NUMPY:-}" = 1 ]; then
+    echo "0 passed, 0 failed" >"$NUMPY"
+else
+    AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/numpy_pass.sh" | tee "$NUMPY" \
+        | sed -u 's/^[0-9]* passed, [0-9]* failed$/[numpy] &/'
+fi
 # A run that survives its worker, checked with a real server process killed
 # mid-tool (dev/durability_check.sh, on a copy of the suite's database).
 if [ "${AGENTIC_AI_SKIP_DURABILITY:-}" = 1 ]; then

@@ -15,3 +15,4 @@ from . import res_config_settings
 from . import agent_webhook
 from . import agent_webhook_delivery
 from . import agent_memory
+from . import agent_knowledge

@@ -97,6 +97,9 @@ class AgenticAiAgent(models.Model):
         "res.users", string="Run As User", groups="base.group_system", copy=False,
         help="Run tool calls as this user instead of the requesting user: everyone allowed to use the agent "
              "gets that user's rights. Settings administrators only; leave empty unless required.")
+    knowledge_source_ids = fields.Many2many(
+        "agentic.ai.knowledge.source", "agentic_ai_agent_knowledge_source_rel", "agent_id", "source_id",
+        string="Knowledge", help="Sources the agent answers from (spec 000 §9); retrieved text is untrusted content.")
     thread_ids = fields.One2many("agentic.ai.thread", "agent_id", string="Threads")
     thread_count = fields.Integer(compute="_compute_thread_count")
     company_id = fields.Many2one("res.company", default=lambda self: self.env.company)

@@ -111,7 +111,18 @@ class AgenticAiLlmProvider(models.Model):
         agents = self.env["agentic.ai.agent"].sudo().search(
             ["|", ("llm_provider_id", "in", self.ids), ("fallback_provider_id", "in", self.ids)])
         self.env["agentic.ai.agent"]._check_sudo_agents_editable(agents)
-        return super().write(vals)
+        before = {p.id: p._embedding_model_name() for p in self} if {"embedding_model", "default_model"} & set(vals) \
+            else {}
+        result = super().write(vals)
+        changed = self.filtered(lambda p: p.id in before and before[p.id] != p._embedding_model_name())
+        if changed:  # BR-11: changing the model marks the sources for re-indexing
+            self.env["agentic.ai.knowledge.source"]._mark_needs_reindex(changed)
+        return result
+
+    def _embedding_model_name(self):
+        """The model embedding texts: ``embedding_model``, else the chat model."""
+        self.ensure_one()
+        return self.embedding_model or self.default_model or ""
 
     def action_test_connection(self):
         """Send a one-line prompt; notify success with the round-trip time in

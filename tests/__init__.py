@@ -46,4 +46,6 @@ from . import test_plan_execute
 from . import test_plan_stream
 from . import test_turn_guards
 from . import test_adversarial_plan_memory
+from . import test_knowledge_sources
+from . import test_vector_store
 from . import test_knowledge_extract

@@ -33,6 +33,10 @@ EXPECTED = {
     "agentic.ai.webhook.delivery": {"user": "", "operator": "", "admin": "r"},
     # Record rules: own memories, shared ones read by all and written by operators (tests/test_memory.py).
     "agentic.ai.memory": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
+    # Knowledge: read by AI users (their companies' sources), managed by operators; chunks are written by the
+    # indexing only (as superuser), never by hand (tests/test_knowledge_sources.py).
+    "agentic.ai.knowledge.source": {"user": "r", "operator": "rwcu", "admin": "rwcu"},
+    "agentic.ai.knowledge.chunk": {"user": "r", "operator": "r", "admin": "r"},
     # Abstract (the dialog that shows a new secret once), opened by administrators.
     "agentic.ai.webhook.secret.show": {"user": "", "operator": "", "admin": "rc"},
 }
@@ -80,7 +84,7 @@ class TestAccessMatrix(AgenticCase):
         for row in ours:
             granted = "".join(letter for letter, operation in OPERATIONS.items() if row[f"perm_{operation}"])
             self.assertEqual(granted, EXPECTED[row.model_id.model][by_group[row.group_id]], row.name)
-        self.assertEqual(len(rows), 49, "48 model rows and the operators' read access to ir.model")
+        self.assertEqual(len(rows), 55, "54 model rows and the operators' read access to ir.model")
 
     def test_logs_and_messages_are_never_writable(self):
         log = self.env["agentic.ai.execution.log"].log("error", user_id=self.members["admin"].id)

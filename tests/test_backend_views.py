@@ -27,7 +27,7 @@ USER_ACTIONS = {"agentic_ai_thread_action", "agentic_ai_memory_action"}
 OPERATOR_ACTIONS = USER_ACTIONS | {
     "agentic_ai_agent_action", "agentic_ai_tool_action", "agentic_ai_webhook_action",
     "agentic_ai_execution_log_action", "agentic_ai_cost_report_action", "agentic_ai_thread_message_action",
-    "agentic_ai_plan_action",
+    "agentic_ai_plan_action", "agentic_ai_knowledge_source_action",
 }
 ADMIN_ACTIONS = OPERATOR_ACTIONS | {
     "agentic_ai_llm_provider_action", "agentic_ai_safety_rule_action", "agentic_ai_webhook_delivery_action",

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# bash bench/rag_search.sh: the knowledge search benchmark (bench/rag_search.py:
+# pgvector HNSW vs NumPy vs raw pgvector SQL, index build, recall@5) in
+# `odoo-bin shell` on the test database left by `make test`
+# (AGENTIC_AI_TEST_DB); everything it writes is rolled back.
+# RAG_BENCH_SIZES (default 10000,100000) and RAG_BENCH_QUERIES (200).
+source "$(dirname "$0")/../dev/env.sh"
+export ODOO RAG_BENCH_SIZES RAG_BENCH_QUERIES
+odoo_bin shell -d "${AGENTIC_AI_TEST_DB:-agentic_test}" --no-http --log-level=warn < "$ROOT/bench/rag_search.py"
