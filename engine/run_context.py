@@ -60,7 +60,8 @@ class RunContext:
     and ``max_plan_steps`` drive Plan-and-Execute (spec §4.3, §4.4);
     ``max_llm_calls`` and ``max_run_seconds`` bound one user message's turn
     (issue 12 point 4: engine/llm_calls.py); ``enable_memory`` whether the
-    agent recalls and learns memories (engine/memory_manager.py)."""
+    agent recalls and learns memories (engine/memory_manager.py);
+    ``knowledge_source_ids`` the agent's knowledge sources (RAG, spec §9)."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -85,6 +86,7 @@ class RunContext:
     max_llm_calls: int = 50
     max_run_seconds: int = 600
     enable_memory: bool = False
+    knowledge_source_ids: tuple[int, ...] = ()
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -148,6 +150,7 @@ def build_run_context(agent, thread) -> RunContext:
         max_llm_calls=agent.max_llm_calls,
         max_run_seconds=agent.max_run_seconds,
         enable_memory=agent.enable_memory,
+        knowledge_source_ids=tuple(agent.sudo().knowledge_source_ids.ids),
     )
 
 

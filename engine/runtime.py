@@ -70,6 +70,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                              should_stop=self._client_gone)
         self.transcript: Transcript | None = None
         self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
+        self.references: list[dict] = []  # knowledge excerpts given to this turn (_prepare_prompt)
         self.memory = MemoryManager(thread, self.context.enable_memory)
         self.planner = self._new_planner()  # engine/planner.py, used by Plan-and-Execute (runtime_plan.py)
         self.iterations = 0
@@ -109,7 +110,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         if not self.transcript.messages and self.thread.name == self.env._("New conversation"):
             self.thread.name = " ".join(user_message.split())[:60]
         self.transcript.add_user(user_message.strip())
-        self.system_prompt = self.memory.inject_memories(self.context.system_prompt, user_message)
+        self._prepare_prompt(user_message)
         mode, reason = self._choose_mode(user_message)
         self.thread._set_runtime_state(state="executing", last_error=False, mode_used=mode, mode_reason=reason)
         durability.clear_stop(self.env.cr, self.thread.id)
@@ -117,6 +118,25 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         if mode == "plan_and_execute":
             return self._plan_and_execute(user_message.strip(), reason)
         return self._react_loop()
+
+    def _prepare_prompt(self, query: str) -> None:
+        """This turn's system prompt: the agent's, then what is remembered
+        about the user and the knowledge found for ``query`` (spec §4.2
+        step 2, §4.9), both as data. Knowledge excerpts are text written by
+        people: the conversation counts them as record text (changes wait
+        for confirmation), and the answer keeps them as its ``references``."""
+        prompt = self.memory.inject_memories(self.context.system_prompt, query)
+        self.system_prompt, self.references = self.memory.inject_rag_context(
+            prompt, query, self.context.knowledge_source_ids)
+        for source in dict.fromkeys(ref["source"] for ref in self.references):
+            label = f"the knowledge source {source}"
+            if label not in self.transcript.untrusted:
+                self.transcript.untrusted.append(label)
+
+    def _answer(self, text: str, **usage):
+        """Add the turn's answer (an assistant row) with the knowledge
+        references it was given."""
+        return self.transcript.add_assistant(text, references=self.references or False, **usage)
 
     # ------------------------------------------------------------------ ReAct
     def _react_loop(self) -> AgentResult:
@@ -154,8 +174,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                         content = self.env._("The model returned an empty response. Please rephrase or try again.")
                     elif response.finish_reason == "length":
                         content += "\n\n" + self.env._("(The answer was cut off by the model's output limit.)")
-                    self.transcript.add_assistant(content, input_tokens=response.input_tokens,
-                                                  output_tokens=response.output_tokens)
+                    self._answer(content, input_tokens=response.input_tokens, output_tokens=response.output_tokens)
                     return self._end_turn("completed", content)
                 self.transcript.add_tool_calls(calls, content=response.content or "")
                 self._checkpoint()  # the answer is kept: a death from here leaves calls the repair can close

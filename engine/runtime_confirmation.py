@@ -41,7 +41,7 @@ class ConfirmationSteps:
             return request
         self.transcript.add_confirmation_response(request, approved, reason)
         asked = next((m["content"] for m in reversed(self.transcript.messages) if m["role"] == "user"), "")
-        self.system_prompt = self.memory.inject_memories(self.context.system_prompt, asked or "")
+        self._prepare_prompt(asked or "")
         self.thread._set_runtime_state(state="executing", pending_confirmation=False)
         name, call_id = request.tool, request.tool_call_id
         if approved and name in self.context.tools:

@@ -248,7 +248,7 @@ class PlanSteps:
             reply = self.env._("%(summary)s\n\n(The summary could not be written: %(error)s)", summary=summary,
                                error=str(exc))
         plan.write({"result": reply})
-        self.transcript.add_assistant(reply)
+        self._answer(reply)
         return self._end_turn("completed", reply)
 
     def _end_plan(self, plan, state: str, why: str) -> AgentResult:
