@@ -84,7 +84,8 @@ class TestAccessMatrix(AgenticCase):
         for row in ours:
             granted = "".join(letter for letter, operation in OPERATIONS.items() if row[f"perm_{operation}"])
             self.assertEqual(granted, EXPECTED[row.model_id.model][by_group[row.group_id]], row.name)
-        self.assertEqual(len(rows), 55, "54 model rows and the operators' read access to ir.model")
+        self.assertEqual(len(rows), 56, "54 model rows and the operators' read access to ir.model and its fields "
+                                        "(knowledge sources of records pick their fields)")
 
     def test_logs_and_messages_are_never_writable(self):
         log = self.env["agentic.ai.execution.log"].log("error", user_id=self.members["admin"].id)

@@ -96,6 +96,19 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_plan_panel", login="chat_sales",
                         timeout=120)
 
+    def test_citations_open_their_knowledge_source(self):
+        """Issue 13 point 6: an answer's references are shown as numbered
+        citations; one opens its source's form."""
+        source = self.env["agentic.ai.knowledge.source"].create({
+            "name": "Returns Handbook", "source_type": "text", "raw_text": "Returns within 30 days."})
+        thread = self.agent.with_user(self.salesperson).start_thread(name="Citations tour")
+        thread.add_user_message("How long for returns?")
+        thread.add_assistant_message("Within 30 days [1].", references=[
+            {"content": "Returns within 30 days.", "source": "Returns Handbook", "source_id": source.id,
+             "score": 0.91}])
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_citations", login="chat_sales",
+                        timeout=120)
+
     def test_stop_button_interrupts_the_run(self):
         words = " ".join(f"w{i}" for i in range(200))
         self.script({"content": words, "chunk_delay": 0.1})

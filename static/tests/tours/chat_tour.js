@@ -293,3 +293,14 @@ registry.category("web_tour.tours").add("agentic_ai_chat_plan_panel", {
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_plan)) .o_agentic_ai_empty" },
     ],
 });
+
+registry.category("web_tour.tours").add("agentic_ai_chat_citations", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        // An answer's knowledge references are numbered citations; one opens its source.
+        { trigger: ".o_agentic_ai_thread:contains(Citations tour) .o_agentic_ai_thread_name", run: "click" },
+        { trigger: ".o_agentic_ai_bubble_assistant .o_agentic_ai_citation:contains([1] Returns Handbook)", run: "click" },
+        { trigger: ".o_form_view .o_field_widget[name=name]" },
+        { trigger: ".o_control_panel .o_breadcrumb:contains(Returns Handbook)" },
+    ],
+});
