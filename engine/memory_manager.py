@@ -252,10 +252,11 @@ class MemoryManager:
         """The user's messages and the assistant's final answers, latest
         TRANSCRIPT_MESSAGES, labelled; tool calls and results left out, and
         the answers too once a result held free text from records
-        (tools/untrusted.py)."""
+        (tools/untrusted.py) or an answer was given knowledge excerpts."""
         rows = thread.env["agentic.ai.thread.message"]
-        untrusted = rows.search_count([("thread_id", "=", thread.id), ("role", "=", "tool_result"),
-                                       ("untrusted_content", "=", True)], limit=1)
+        untrusted = rows.search_count([("thread_id", "=", thread.id), "|", "&", ("role", "=", "tool_result"),
+                                       ("untrusted_content", "=", True), "&", ("role", "=", "assistant"),
+                                       ("references", "!=", False)], limit=1)
         rows = rows.search([("thread_id", "=", thread.id), ("role", "in", ("user",) if untrusted else
                                                             ("user", "assistant"))],
                            order="id desc", limit=TRANSCRIPT_MESSAGES)

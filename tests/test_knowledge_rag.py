@@ -76,6 +76,19 @@ class TestKnowledgeRag(AgenticCase):
         self.assertIn("within 30 days", prompt)
         self.assertIn("is being rebuilt for a new embedding model", prompt)
 
+    def test_excerpts_never_become_memories(self):
+        """An answer given knowledge excerpts may quote them: the memory
+        extractor then reads only the user's own words."""
+        self.indexed()
+        self.script({"content": "Goods may be returned within 30 days [1]."})
+        self.run_agent("How many days do customers have to return goods?", user=self.plain)
+        self.script(({"content": '{"facts": [], "summary": ""}'},
+                     lambda r: r["messages"][0]["content"].startswith("You maintain the long-term memory")))
+        self.env["agentic.ai.thread"]._cron_consolidate_memories()
+        extraction = self.scenario.chat_requests()[0]["messages"][1]["content"]
+        self.assertIn("User: How many days", extraction)
+        self.assertNotIn("Assistant:", extraction)
+
     def test_retrieved_text_makes_changes_wait(self):
         """Retrieved text is record text (the safety issue's untrusted
         content): a change the model asks for in that turn waits."""
