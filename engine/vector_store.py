@@ -80,7 +80,10 @@ EF_SEARCH = 200
 # recall@5 on 1,536 dimensions).
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
-# Memory the NumPy matrices of this process may hold together (bytes).
+# Memory the NumPy matrices of this process may hold together (bytes; the
+# last one loaded stays even when larger). 100k chunks of 1,536 dimensions
+# take 586 MiB: mind Odoo's limit_memory_hard (2.5 GiB of address space per
+# worker by default) when the NumPy path serves that many.
 CACHE_BYTES = 1 << 30
 # Rows per COPY batch when storing vectors, and per query when loading them.
 COPY_BATCH = 2000
@@ -125,6 +128,18 @@ def ensure_extension(cr) -> bool:
     for (dim,) in cr.fetchall():
         store._ensure_vec_table(dim)
     return True
+
+
+def drop_storage(cr) -> None:
+    """Drop every table, sequence and function of this store (the pgvector
+    extension stays: other modules may use it). Called when the module is
+    uninstalled (uninstall_hook): these are not tables of Odoo models."""
+    cr.execute("SELECT relname FROM pg_class WHERE relkind = 'r' AND relname ~ '^agentic_ai_knowledge_vec_[0-9]+$'")
+    for (table,) in cr.fetchall():
+        cr.execute(SQL("DROP TABLE IF EXISTS %s CASCADE", SQL.identifier(table)))
+    cr.execute(SQL("DROP TABLE IF EXISTS %s, %s CASCADE; DROP SEQUENCE IF EXISTS %s;"
+                   " DROP FUNCTION IF EXISTS agentic_ai_knowledge_vector_bump() CASCADE",
+                   SQL.identifier(VECTOR_TABLE), SQL.identifier(VERSION_TABLE), SQL.identifier(VERSION_SEQUENCE)))
 
 
 def _log_fallback(cr, reason):
@@ -478,9 +493,11 @@ class VectorStore:
             matrix[page] = _from_array_send(b"".join(row[1] for row in rows), len(rows), dim)
             done, last = done + len(rows), rows[-1][0]
         ids, matrix = ids[:done], matrix[:done]
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        # stored vectors are unit already (as_vector); this only removes the
+        # float32 rounding, in place (no second matrix in memory)
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
         norms[norms == 0] = 1.0
-        matrix /= norms
+        matrix /= norms[:, None]
         with _cache_lock:
             _matrix_cache[key] = (versions, ids, matrix)
             _matrix_cache.move_to_end(key)
