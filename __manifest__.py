@@ -46,6 +46,7 @@
         "web.assets_tests": ["agentic_ai/static/tests/tours/**/*"],
     },
     "post_init_hook": "post_init_hook",
+    "uninstall_hook": "uninstall_hook",
     "application": True,
     "installable": True,
 }

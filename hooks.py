@@ -1,8 +1,14 @@
 """Module hooks (``__manifest__.py``)."""
-from .engine.vector_store import ensure_extension
+from .engine.vector_store import drop_storage, ensure_extension
 
 
 def post_init_hook(env):
     """At install: the pgvector extension when the server offers it; the
     knowledge search falls back to NumPy otherwise (engine/vector_store.py)."""
     ensure_extension(env.cr)
+
+
+def uninstall_hook(env):
+    """At uninstall: the knowledge vector tables, which are not tables of
+    Odoo models (engine/vector_store.py)."""
+    drop_storage(env.cr)

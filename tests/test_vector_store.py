@@ -8,7 +8,7 @@ import numpy as np
 from odoo.tests import TransactionCase, tagged
 
 from ..engine import vector_store
-from ..engine.vector_store import VectorStore, ensure_extension
+from ..engine.vector_store import VectorStore, drop_storage, ensure_extension
 
 
 def clustered(rng, count, dim, centers=12, noise=0.35):
@@ -284,3 +284,11 @@ class TestVectorStore(TransactionCase):
         # Re-embedding a chunk replaces its vector.
         self.store.add([(first[1][0], "test-embed", -query)])
         self.assertNotIn(first[1][0], [cid for cid, _s in self.store.search(query, "test-embed", [source])])
+
+    def test_uninstall_drops_every_table_of_the_store(self):
+        source = self.new_sources(1)[0]
+        self.store_vectors(source, self.rng.standard_normal((3, 8)))
+        drop_storage(self.env.cr)
+        self.env.cr.execute("""SELECT relname FROM pg_class WHERE relname LIKE 'agentic\\_ai\\_knowledge\\_vec%'
+                                UNION ALL SELECT proname FROM pg_proc WHERE proname LIKE 'agentic_ai_knowledge%'""")
+        self.assertEqual(self.env.cr.fetchall(), [])
