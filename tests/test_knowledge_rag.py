@@ -15,7 +15,7 @@ POLICY = ("Returns policy. Customers may return goods within 30 days of delivery
           "Shipping. Orders above 100 EUR ship free within the country.")
 
 
-@tagged("post_install", "-at_install")
+@tagged("post_install", "-at_install", "agentic_ai_numpy")
 class TestKnowledgeRag(AgenticCase):
 
     @classmethod
