@@ -23,12 +23,14 @@ rules: the index never holds what its indexer could not read. The daily
 """
 import ast
 import base64
+import functools
 import logging
 import math
 from functools import partial
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
+from odoo.fields import Domain
 from odoo.tools import SQL
 
 from ..engine.chunker import chunk_text
@@ -323,7 +325,8 @@ class AgenticAiKnowledgeSource(models.Model):
         "score", "method"}`` dicts (``method``: "vector" or "keyword"),
         vector results first, best first. Never raises for the provider."""
         query = (query or "").strip()
-        sources = self._filtered_access("read").sudo().filtered("chunk_count")
+        sources = self._filtered_access("read").filtered(lambda s: s._records_readable())
+        sources = sources.sudo().filtered("chunk_count")
         if not query or not sources or limit <= 0:
             return []
         store = VectorStore(self.env.cr)
@@ -411,6 +414,37 @@ class AgenticAiKnowledgeSource(models.Model):
         return stale
 
     # --------------------------------------------------------------- helpers
+    def _records_readable(self):
+        """Whether the current user may read what this source indexed: any
+        source but a record source; a record source (indexed with its
+        indexer's rights, maybe an HR or accounting officer's) only when the
+        user may read its model, every chosen field, and every record its
+        indexer reads with its domain (at most ``MAX_RECORDS``). Otherwise
+        its chunks would show a plain AI user records and fields Odoo hides
+        from them."""
+        self.ensure_one()
+        if self.env.su or self.source_type != "odoo_model":
+            return True
+        source = self.sudo()
+        model_name = source.model_id.model
+        if not model_name or model_name not in self.env:
+            return False
+        model = self.env[model_name]
+        if not model.has_access("read") or any(
+                f.name not in model._fields or not model._has_field_access(model._fields[f.name], "read")
+                for f in source.field_ids):
+            return False
+        indexer = source.index_user_id or source.create_uid
+        if indexer == self.env.user:
+            return True
+        context = {k: v for k, v in self.env.context.items() if k != "allowed_company_ids"}
+        try:  # the indexer's records, as the cron reads them (all of the indexer's companies)
+            theirs = model.with_env(self.env(user=indexer.id, context=context)).search(
+                source._parsed_domain(), limit=MAX_RECORDS)
+            return len(model.browse(theirs.ids)._filtered_access("read")) == len(theirs)
+        except (AccessError, ValidationError, ValueError):
+            return False
+
     def _check_url_editor(self):
         if not (self.env.su or self.env.user.has_group("agentic_ai.group_agentic_ai_operator")):
             raise AccessError(self.env._("Only AI operators can add web pages to the knowledge."))
@@ -585,6 +619,32 @@ class AgenticAiKnowledgeChunk(models.Model):
     end_offset = fields.Integer(readonly=True)
     embedding_model = fields.Char(readonly=True, help="Empty when the chunk has no vector (keyword search only).")
     embedding_dimension = fields.Integer(readonly=True)
+
+    @api.model
+    def _hidden_source_ids(self):
+        """Record sources whose chunks the current user may not read
+        (``_records_readable``): their chunks are neither found nor read."""
+        if self.env.su:
+            return []
+        sources = self.env["agentic.ai.knowledge.source"].sudo().with_context(active_test=False).search(
+            [("source_type", "=", "odoo_model")])
+        return [source.id for source in sources if not source.with_env(self.env)._records_readable()]
+
+    @api.model
+    def _search(self, domain, *args, **kwargs):
+        if not kwargs.get("bypass_access") and (hidden := self._hidden_source_ids()):
+            domain = Domain(domain) & Domain("source_id", "not in", hidden)
+        return super()._search(domain, *args, **kwargs)
+
+    def _check_access(self, operation):
+        result = super()._check_access(operation)
+        if result or self.env.su or not self._ids:
+            return result
+        hidden = set(self._hidden_source_ids())
+        forbidden = self.sudo().filtered(lambda c: c.source_id.id in hidden).with_env(self.env)
+        if forbidden:
+            return forbidden, functools.partial(self.env["ir.rule"]._make_access_error, operation, forbidden)
+        return None
 
     def init(self):
         """The vector columns and indexes of engine/vector_store.py."""
