@@ -275,6 +275,11 @@ class AgenticAiKnowledgeSource(models.Model):
                     skipped += 1
                     record.write({"embedding_model": False, "embedding_dimension": 0})
                     continue
+                if dimension and len(vector) != dimension:  # the provider's model changed during the indexing
+                    raise LLMError(self.env._(
+                        "The provider returned vectors of %(first)s and then %(then)s dimensions: its embedding "
+                        "model changed during the indexing. Index the source again.",
+                        first=dimension, then=len(vector)))
                 dimension = len(vector)
                 rows.append((record.id, model_name, [float(x) for x in vector]))
             if rows:

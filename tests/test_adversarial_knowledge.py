@@ -88,6 +88,29 @@ class TestAdversarialKnowledge(AgenticCase):
             [("source_id", "=", source.id)]))
         self.assertEqual(source.with_user(self.plain).search_similar(SECRET), [])
 
+    def test_embedding_dimension_changing_mid_indexing_fails_the_source(self):
+        """The provider answers the first batch with 64-dimension vectors and
+        the next with 32 (its model switched during the indexing). Before:
+        "indexed" with dimension 32, and the first batch's chunks were found
+        neither by vectors nor by keywords. Now: failed with the reason, the
+        previous index kept."""
+        source = self.Source.create({
+            "name": "Sections", "source_type": "text", "chunk_size": 20, "chunk_overlap": 0,
+            "raw_text": "\n\n".join(f"Section {k} covers topic{k} in detail." for k in range(1, 81))})
+        source.agent_ids = self.agent
+        source = self.index(source)
+        generation, count = source.generation, source.chunk_count
+        self.assertGreater(count, 20, "more than one batch")
+        self.scenario.embedding_dims[:] = [64, 32]
+        source.action_index()
+        with self.enter_registry_test_mode():
+            self.cron.method_direct_trigger()
+        self.env.invalidate_all()
+        self.assertEqual(source.state, "failed")
+        self.assertIn("64 and then 32 dimensions", source.error)
+        self.assertEqual((source.generation, source.chunk_count, source.embedding_dimension), (generation, count, 64))
+        self.assertTrue(source.search_similar("topic3"))
+
     def test_html_deeply_nested_is_extracted_in_bounded_time(self):
         """100,000 nested <div>: took 475 s (quadratic insert_after in the
         block walk), blocking the indexing cron; now linear."""
