@@ -46,6 +46,7 @@ EMBED_BATCH = 20                # texts per embedding call (spec 000 §9.1)
 EMBED_MAX_TOKENS = 8000         # no chunk above the embedding models' input limit (OpenAI: 8,191)
 MAX_RECORDS = 10_000            # records of an odoo_model source rendered per indexing
 URL_MAX_BYTES = 5 * 1024 * 1024
+MAX_QUERY_CHARS = 8000          # characters of a question searched (embedded and split into keywords)
 URL_TIMEOUT = 20.0              # seconds
 STALE_INDEXING_MINUTES = 30     # an "indexing" source untouched this long lost its worker: queued again
 NO_TEXT_WARNING = "no extractable text"
@@ -329,7 +330,7 @@ class AgenticAiKnowledgeSource(models.Model):
         Returns a list of ``{"chunk_id", "content", "source_id", "source",
         "score", "method"}`` dicts (``method``: "vector" or "keyword"),
         vector results first, best first. Never raises for the provider."""
-        query = (query or "").strip()
+        query = (query or "").strip()[:MAX_QUERY_CHARS]
         sources = self._filtered_access("read").filtered(lambda s: s._records_readable())
         sources = sources.sudo().filtered("chunk_count")
         if not query or not sources or limit <= 0:

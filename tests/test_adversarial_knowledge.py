@@ -111,6 +111,22 @@ class TestAdversarialKnowledge(AgenticCase):
         self.assertEqual((source.generation, source.chunk_count, source.embedding_dimension), (generation, count, 64))
         self.assertTrue(source.search_similar("topic3"))
 
+    def test_huge_keyword_query_is_bounded(self):
+        """A 1 MB question without spaces is one 1 MB keyword: ILIKE lowers it
+        again for every chunk (66 s over 10,000 chunks in PostgreSQL). Terms
+        are cut to 100 characters, questions to 8,000."""
+        source = self.Source.create({"name": "Many", "source_type": "text", "raw_text": "x"})
+        self.env["agentic.ai.knowledge.chunk"].create([{
+            "source_id": source.id, "sequence": i, "content": "lorem ipsum dolor sit amet " * 80}
+            for i in range(3000)])
+        source.chunk_count = 3000
+        store = VectorStore(self.env.cr)
+        started = time.monotonic()
+        self.assertEqual(store.keyword_search(["q" * 1_000_000], source.ids), [])
+        self.assertEqual(source.search_similar("lorem" * 200_000), [])
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertTrue(store.keyword_search(["lorem"] + [f"t{i}" for i in range(10_000)], source.ids))
+
     def test_html_deeply_nested_is_extracted_in_bounded_time(self):
         """100,000 nested <div>: took 475 s (quadratic insert_after in the
         block walk), blocking the indexing cron; now linear."""
