@@ -85,6 +85,9 @@ HNSW_EF_CONSTRUCTION = 128
 # take 586 MiB: mind Odoo's limit_memory_hard (2.5 GiB of address space per
 # worker by default) when the NumPy path serves that many.
 CACHE_BYTES = 1 << 30
+# Keyword search: terms searched at most, and characters kept of each term.
+KEYWORD_MAX_TERMS = 64
+KEYWORD_MAX_CHARS = 100
 # Rows per COPY batch when storing vectors, and per query when loading them.
 COPY_BATCH = 2000
 LOAD_PAGE = 10000
@@ -520,8 +523,12 @@ class VectorStore:
         """Chunks of ``source_ids`` whose content contains some of ``terms``
         (case-insensitive substrings; for sources without embeddings), as
         ``(chunk_id, share of the distinct terms found, in (0, 1])``, best
-        first, ties by chunk id."""
-        words = sorted({t.strip().lower() for t in terms or () if isinstance(t, str) and t.strip()})
+        first, ties by chunk id. At most ``KEYWORD_MAX_TERMS`` terms of
+        ``KEYWORD_MAX_CHARS`` characters are searched: ILIKE lowers the
+        pattern again for every row, and one 1 MB term took a minute over
+        10,000 chunks."""
+        words = sorted({t.strip().lower()[:KEYWORD_MAX_CHARS] for t in terms or ()
+                        if isinstance(t, str) and t.strip()})[:KEYWORD_MAX_TERMS]
         source_ids = sorted({int(i) for i in source_ids or ()})
         if not words or not source_ids or int(limit) <= 0:
             return []

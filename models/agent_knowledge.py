@@ -23,12 +23,14 @@ rules: the index never holds what its indexer could not read. The daily
 """
 import ast
 import base64
+import functools
 import logging
 import math
 from functools import partial
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
+from odoo.fields import Domain
 from odoo.tools import SQL
 
 from ..engine.chunker import chunk_text
@@ -44,6 +46,7 @@ EMBED_BATCH = 20                # texts per embedding call (spec 000 §9.1)
 EMBED_MAX_TOKENS = 8000         # no chunk above the embedding models' input limit (OpenAI: 8,191)
 MAX_RECORDS = 10_000            # records of an odoo_model source rendered per indexing
 URL_MAX_BYTES = 5 * 1024 * 1024
+MAX_QUERY_CHARS = 8000          # characters of a question searched (embedded and split into keywords)
 URL_TIMEOUT = 20.0              # seconds
 STALE_INDEXING_MINUTES = 30     # an "indexing" source untouched this long lost its worker: queued again
 NO_TEXT_WARNING = "no extractable text"
@@ -273,6 +276,11 @@ class AgenticAiKnowledgeSource(models.Model):
                     skipped += 1
                     record.write({"embedding_model": False, "embedding_dimension": 0})
                     continue
+                if dimension and len(vector) != dimension:  # the provider's model changed during the indexing
+                    raise LLMError(self.env._(
+                        "The provider returned vectors of %(first)s and then %(then)s dimensions: its embedding "
+                        "model changed during the indexing. Index the source again.",
+                        first=dimension, then=len(vector)))
                 dimension = len(vector)
                 rows.append((record.id, model_name, [float(x) for x in vector]))
             if rows:
@@ -322,8 +330,9 @@ class AgenticAiKnowledgeSource(models.Model):
         Returns a list of ``{"chunk_id", "content", "source_id", "source",
         "score", "method"}`` dicts (``method``: "vector" or "keyword"),
         vector results first, best first. Never raises for the provider."""
-        query = (query or "").strip()
-        sources = self._filtered_access("read").sudo().filtered("chunk_count")
+        query = (query or "").strip()[:MAX_QUERY_CHARS]
+        sources = self._filtered_access("read").filtered(lambda s: s._records_readable())
+        sources = sources.sudo().filtered("chunk_count")
         if not query or not sources or limit <= 0:
             return []
         store = VectorStore(self.env.cr)
@@ -411,6 +420,37 @@ class AgenticAiKnowledgeSource(models.Model):
         return stale
 
     # --------------------------------------------------------------- helpers
+    def _records_readable(self):
+        """Whether the current user may read what this source indexed: any
+        source but a record source; a record source (indexed with its
+        indexer's rights, maybe an HR or accounting officer's) only when the
+        user may read its model, every chosen field, and every record its
+        indexer reads with its domain (at most ``MAX_RECORDS``). Otherwise
+        its chunks would show a plain AI user records and fields Odoo hides
+        from them."""
+        self.ensure_one()
+        if self.env.su or self.source_type != "odoo_model":
+            return True
+        source = self.sudo()
+        model_name = source.model_id.model
+        if not model_name or model_name not in self.env:
+            return False
+        model = self.env[model_name]
+        if not model.has_access("read") or any(
+                f.name not in model._fields or not model._has_field_access(model._fields[f.name], "read")
+                for f in source.field_ids):
+            return False
+        indexer = source.index_user_id or source.create_uid
+        if indexer == self.env.user:
+            return True
+        context = {k: v for k, v in self.env.context.items() if k != "allowed_company_ids"}
+        try:  # the indexer's records, as the cron reads them (all of the indexer's companies)
+            theirs = model.with_env(self.env(user=indexer.id, context=context)).search(
+                source._parsed_domain(), limit=MAX_RECORDS)
+            return len(model.browse(theirs.ids)._filtered_access("read")) == len(theirs)
+        except (AccessError, ValidationError, ValueError):
+            return False
+
     def _check_url_editor(self):
         if not (self.env.su or self.env.user.has_group("agentic_ai.group_agentic_ai_operator")):
             raise AccessError(self.env._("Only AI operators can add web pages to the knowledge."))
@@ -585,6 +625,32 @@ class AgenticAiKnowledgeChunk(models.Model):
     end_offset = fields.Integer(readonly=True)
     embedding_model = fields.Char(readonly=True, help="Empty when the chunk has no vector (keyword search only).")
     embedding_dimension = fields.Integer(readonly=True)
+
+    @api.model
+    def _hidden_source_ids(self):
+        """Record sources whose chunks the current user may not read
+        (``_records_readable``): their chunks are neither found nor read."""
+        if self.env.su:
+            return []
+        sources = self.env["agentic.ai.knowledge.source"].sudo().with_context(active_test=False).search(
+            [("source_type", "=", "odoo_model")])
+        return [source.id for source in sources if not source.with_env(self.env)._records_readable()]
+
+    @api.model
+    def _search(self, domain, *args, **kwargs):
+        if not kwargs.get("bypass_access") and (hidden := self._hidden_source_ids()):
+            domain = Domain(domain) & Domain("source_id", "not in", hidden)
+        return super()._search(domain, *args, **kwargs)
+
+    def _check_access(self, operation):
+        result = super()._check_access(operation)
+        if result or self.env.su or not self._ids:
+            return result
+        hidden = set(self._hidden_source_ids())
+        forbidden = self.sudo().filtered(lambda c: c.source_id.id in hidden).with_env(self.env)
+        if forbidden:
+            return forbidden, functools.partial(self.env["ir.rule"]._make_access_error, operation, forbidden)
+        return None
 
     def init(self):
         """The vector columns and indexes of engine/vector_store.py."""

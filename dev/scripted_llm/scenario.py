@@ -99,6 +99,9 @@ class Scenario:
     turns: list[Turn] = field(default_factory=list)
     requests: list[dict] = field(default_factory=list)
     embedding_dim: int = 64
+    # dimensions of the next embedding calls, one per call (then embedding_dim): a provider that changes
+    # model in the middle of an indexing
+    embedding_dims: list[int] = field(default_factory=list)
     embeddings_error: tuple[int, str] | None = None  # (status, message) to answer embedding calls with
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

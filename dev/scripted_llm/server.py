@@ -151,7 +151,8 @@ class _Handler(BaseHTTPRequestHandler):
         failure = self.scenario.embeddings_error
         if failure:
             return self._send_json(failure[0], {"error": {"message": failure[1]}})
-        dim = self.scenario.embedding_dim
+        dims = self.scenario.embedding_dims
+        dim = dims.pop(0) if dims else self.scenario.embedding_dim
         if path.endswith(":batchEmbedContents"):  # Gemini
             texts = ["".join(p.get("text", "") for p in r["content"]["parts"]) for r in body.get("requests") or []]
             return self._send_json(200, {"embeddings": [{"values": embedding_of(t, dim)} for t in texts]})
