@@ -36,6 +36,10 @@ DIM, BUCKETS, MODEL = 1536, 16384, "bench-bow-1536"
 SIZES = [int(x) for x in os.environ.get("RAG_BENCH_SIZES", "10000,100000").split(",")]
 QUERIES = int(os.environ.get("RAG_BENCH_QUERIES", "200"))
 vector_store.EF_SEARCH = int(os.environ.get("RAG_BENCH_EF_SEARCH", vector_store.EF_SEARCH))
+vector_store.HNSW_M = int(os.environ.get("RAG_BENCH_M", vector_store.HNSW_M))
+vector_store.HNSW_EF_CONSTRUCTION = int(os.environ.get("RAG_BENCH_EF_CONSTRUCTION", vector_store.HNSW_EF_CONSTRUCTION))
+# more hnsw.ef_search values measured on the same graph (product p50/p95, recall@5)
+EXTRA_EF = [int(x) for x in os.environ.get("RAG_BENCH_EXTRA_EF_SEARCH", "").split(",") if x]
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 
 
@@ -181,7 +185,8 @@ def main(env):
                    (MODEL, sources, "[" + ",".join(map(repr, query_lists[0])) + "]"))
         plan = " ".join(r[0] for r in cr.fetchall())
         print(f"\n== {size} chunks x {DIM} dims ==")
-        print(f"load (COPY + vector tables): {load:.1f} s; HNSW index build: {build:.1f} s"
+        print(f"load (COPY + vector tables): {load:.1f} s; HNSW index build (m {vector_store.HNSW_M},"
+              f" ef_construction {vector_store.HNSW_EF_CONSTRUCTION}): {build:.1f} s"
               f" ({'HNSW index scan' if 'embedding_idx' in plan else 'NO index scan'} in the product's plan)")
         print(f"pgvector HNSW via VectorStore.search: p50 {pg50:.2f} ms, p95 {pg95:.2f} ms")
         print(f"raw pgvector SQL (ef_search {vector_store.EF_SEARCH}):  p50 {raw50:.2f} ms, p95 {raw95:.2f} ms",
@@ -204,6 +209,19 @@ def main(env):
         print(f"ratios: product/raw p95 {pg95 / raw95:.2f}; NumPy warm/pgvector p95 {np95 / pg95:.2f}")
         print(f"HNSW recall@5 vs exact: {recall:.3f}, counting ties with the 5th: {recall_ties:.3f}"
               f" (same top-1: {same_top1:.3f})", flush=True)
+        env["ir.config_parameter"].sudo().set_param("agentic_ai.vector_backend", False)
+        env.flush_all()
+        base_ef = vector_store.EF_SEARCH
+        for ef in EXTRA_EF:
+            vector_store.EF_SEARCH = ef
+            for q in query_lists[:5]:
+                store.search(q, MODEL, sources)
+            e50, e95, e_results = timed(lambda q, s=sources: store.search(q, MODEL, s, 5), query_lists)
+            e_recall = np.mean([len({c for c, _s in a} & {c for c, _s in b}) / 5
+                                for a, b in zip(e_results, np_results, strict=True)])
+            print(f"ef_search {ef}: VectorStore.search p50 {e50:.2f} ms, p95 {e95:.2f} ms, recall@5 {e_recall:.3f}",
+                  flush=True)
+        vector_store.EF_SEARCH = base_ef
         vector_store._matrix_cache.clear()
     cr.rollback()
     print("\nrolled back")
