@@ -141,7 +141,8 @@ class PlanSteps:
                            {"state": "failed", "error": "the model neither called a tool nor answered for this step"})
                 self._step_done(plan)
                 return None
-            if all(call_key(call.name, call.arguments) in self._done_call_keys(plan) for call in calls):
+            done = self._done_call_keys(plan)  # once per answer, not once per call
+            if all(call_key(call.name, call.arguments) in done for call in calls):
                 step.write({"state": "skipped", "result": "already done by an earlier step of this plan"}
                            if not step.tool_call_id else {"state": "completed"})
                 self._step_done(plan)
