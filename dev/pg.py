@@ -9,6 +9,15 @@ started and the current ``PG*`` values are echoed back.
 
 ``python dev/pg.py --stop`` stops the embedded server.
 
+The embedded server gets ``shared_buffers`` of a quarter of the machine's
+memory, between 128 MB and 2 GB (``AGENTIC_AI_PG_SHARED_BUFFERS`` overrides,
+e.g. ``4GB``): pgvector's HNSW searches are several times slower when the
+index does not fit in PostgreSQL's buffers (bench/rag_search.py: 100k
+chunks of 1,536 dimensions are a 777 MB index; with PostgreSQL's default of
+128 MB a search at ``hnsw.ef_search`` 200 took p95 17.5 ms, with 2 GB 9.3
+ms). The setting needs a restart: done at once when nobody else is
+connected, else announced.
+
 Prints shell ``export`` lines: ``PGHOST`` (socket folder or host name),
 ``PGPORT`` and ``PGUSER``.
 """
@@ -31,6 +40,54 @@ def _ensure_role(host, port, user):
         if not cr.fetchone():
             cr.execute(f'CREATE ROLE "{user}" LOGIN SUPERUSER')
     conn.close()
+
+
+def shared_buffers_wanted():
+    """``shared_buffers`` for the embedded server, in PostgreSQL's unit
+    syntax (``"2048MB"``): ``$AGENTIC_AI_PG_SHARED_BUFFERS``, else a quarter
+    of the physical memory clamped to [128 MB, 2 GB] (pgvector's README,
+    "Performance": the index should fit in ``shared_buffers``)."""
+    wanted = os.environ.get("AGENTIC_AI_PG_SHARED_BUFFERS", "").strip()
+    if wanted:
+        return wanted
+    try:
+        memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    except (ValueError, OSError, AttributeError):
+        memory_mb = 0
+    return f"{max(128, min(2048, memory_mb // 4))}MB"
+
+
+def _tune(host, port, pgdata):
+    """Give the running embedded server ``shared_buffers_wanted()``: set it
+    with ``ALTER SYSTEM`` when it differs and restart the server, but only
+    when no other client is connected (a restart would cut their sessions);
+    otherwise say how to apply it."""
+    import pgserver
+    import psycopg2
+
+    wanted = shared_buffers_wanted()
+    conn = psycopg2.connect(host=host, port=port, user="postgres", dbname="postgres")
+    conn.autocommit = True
+    with conn.cursor() as cr:
+        cr.execute("SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)", [wanted])
+        if cr.fetchone()[0]:
+            conn.close()
+            return
+        cr.execute("ALTER SYSTEM SET shared_buffers = %s", [wanted])
+        cr.execute("SELECT count(*) FROM pg_stat_activity"
+                   " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+        others = cr.fetchone()[0]
+    conn.close()
+    if others:
+        print(f"[pg] shared_buffers {wanted} takes effect at the next start ({others} other connections"
+              " now; `make stop-db` then run again)", file=sys.stderr)
+        return
+    user = "pgserver" if os.geteuid() == 0 else None
+    # pg_ctl restart keeps the options the server was started with
+    # (postmaster.opts); the log file is pgserver's
+    pgserver.pg_ctl(["-w", "-m", "fast", "-l", str(Path(pgdata) / "log"), "restart"], pgdata=pgdata, user=user,
+                    timeout=60)
+    print(f"[pg] embedded PostgreSQL restarted with shared_buffers {wanted}", file=sys.stderr)
 
 
 def stop(pgdata):
@@ -64,6 +121,7 @@ def main():
         info = server.get_postmaster_info()
         host, port, user = str(info.socket_dir), str(info.port or 5432), "odoo"
         _ensure_role(host, port, user)
+        _tune(host, port, pgdata)
         print(f"[pg] embedded PostgreSQL ready at {host}", file=sys.stderr)
     print(f"export PGHOST={shlex.quote(host)} PGPORT={port} PGUSER={shlex.quote(user)}")
 
