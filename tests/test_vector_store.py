@@ -182,7 +182,7 @@ class TestVectorStore(TransactionCase):
             self.assertEqual(self.store.search(self.rng.standard_normal(1536), "text-embedding-3-small", [source]),
                              [])
 
-    def test_BR_11_3072_dimensions_use_a_halfvec_expression_index_never_a_plain_hnsw_one(self):
+    def test_BR_11_3072_dimensions_index_their_signatures_never_a_plain_hnsw_vector(self):
         source = self.new_sources(1)[0]
         matrix = clustered(self.rng, 40, 3072)
         ids = self.store_vectors(source, matrix, "text-embedding-3-large")
@@ -190,25 +190,53 @@ class TestVectorStore(TransactionCase):
         expected = brute_force(ids, matrix, query, 5)
         for numpy_forced in self.backends():
             self.force_numpy(numpy_forced)
-            # halfvec ordering may swap near-ties; the scores are full precision
-            self.assert_same(self.store.search(query, "text-embedding-3-large", [source]), expected, places=3)
-        if self.has_extension:
-            self.env.cr.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'agentic_ai_knowledge_vec_3072'"
-                                " AND indexdef ILIKE '%%hnsw%%'")
-            definitions = [row[0] for row in self.env.cr.fetchall()]
-            self.assertEqual(len(definitions), 1, definitions)
-            self.assertIn("(embedding)::halfvec(3072)", definitions[0])
-            self.assertIn("halfvec_cosine_ops", definitions[0])
-        # Above 4,000 dimensions: no index at all, an exact search.
+            self.assert_same(self.store.search(query, "text-embedding-3-large", [source]), expected)
+        # Above 4,000 dimensions (halfvec's limit) too: the signature index.
         big = clustered(self.rng, 10, 4096)
         big_ids = self.store_vectors(source, big, "huge")
         for numpy_forced in self.backends():
             self.force_numpy(numpy_forced)
             self.assert_same(self.store.search(big[3], "huge", [source]), brute_force(big_ids, big, big[3], 5))
         if self.has_extension:
-            self.env.cr.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'agentic_ai_knowledge_vec_4096'"
-                                " AND indexdef ILIKE '%%hnsw%%'")
-            self.assertEqual(self.env.cr.fetchone()[0], 0)
+            for dim in (3072, 4096):
+                self.env.cr.execute("SELECT indexdef FROM pg_indexes WHERE tablename = %s"
+                                    " AND indexdef ILIKE '%%hnsw%%'",
+                                    (f"agentic_ai_knowledge_vec_{dim}",))
+                definitions = [row[0] for row in self.env.cr.fetchall()]
+                self.assertEqual(len(definitions), 1, definitions)
+                self.assertIn("signature bit_hamming_ops", definitions[0])
+
+    def test_signatures_are_centred_per_model_and_recentred_as_rows_double(self):
+        """Vectors sharing one large common direction (cosine about 0.7
+        between unrelated ones, as some embedding models give): centred, each
+        signature has about as many ones as zeros, and the search is exact.
+        The centre is computed again when the model's rows doubled."""
+        source = self.new_sources(1)[0]
+        dim = 64
+        common = self.rng.standard_normal(dim)
+        common /= np.linalg.norm(common)
+        rows = clustered(self.rng, 40, dim)
+        rows = 0.55 * rows / np.linalg.norm(rows, axis=1, keepdims=True) + 0.84 * common
+        ids = self.store_vectors(source, rows[:10], "anisotropic")
+
+        def assert_center_rows(count):
+            if self.has_extension:  # signatures exist on the pgvector path only, not in the [numpy] pass
+                self.env.cr.execute("SELECT row_count FROM agentic_ai_knowledge_vec_center"
+                                    " WHERE embedding_model = 'anisotropic' AND dim = %s", (dim,))
+                self.assertEqual(self.env.cr.fetchone()[0], count)
+        assert_center_rows(10)
+        ids += self.store_vectors(source, rows[10:19], "anisotropic")
+        assert_center_rows(10)  # 19 rows: not doubled yet
+        ids += self.store_vectors(source, rows[19:], "anisotropic")
+        assert_center_rows(40)
+        if self.has_extension:
+            self.env.cr.execute("SELECT length(replace(signature::text, '0', '')) FROM agentic_ai_knowledge_vec_64"
+                                " WHERE chunk_id = ANY(%s)", (ids,))
+            ones = [row[0] for row in self.env.cr.fetchall()]
+            self.assertEqual(len(ones), 40)
+            self.assertTrue(dim * 0.25 < np.mean(ones) < dim * 0.75, ones)
+        for query in rows[:5] + 0.3 * self.rng.standard_normal((5, dim)):
+            self.assert_same(self.store.search(query, "anisotropic", [source]), brute_force(ids, rows, query, 5))
 
     def test_BR_11_schema_and_extension_set_up_again_without_error(self):
         """What install and upgrade run, run again (idempotent), and a
