@@ -31,10 +31,11 @@ Centred binary signatures
     row in all. The search takes the ``CANDIDATES`` nearest signatures by
     Hamming distance through the index and orders them by the exact cosine
     distance of their full vectors (pgvector's README, "Binary Quantization",
-    re-ranking). The signature index is 1/32 of a ``vector`` one (48 MB for
-    100k x 1,536 against 777 MB), builds about 4x faster, and at 100k chunks
-    gave recall@5 0.98 at p95 11 ms where the ``vector`` HNSW index reached
-    0.95 only at p95 18-20 ms (bench/rag_search.py, 2 cores).
+    re-ranking). The signature index is a tenth of a ``vector`` one (66 MB
+    for 100k x 1,536 against 777 MB) and builds in 100 s against 180-750 s;
+    at 100k chunks it gave recall@5 0.968 at p95 18 ms through this search,
+    where the ``vector`` HNSW index reached 0.95 only at p95 18-20 ms for the
+    raw query (m 24-32; 0.90 with m 16) (bench/rag_search.py, 2 cores).
 
     ``agentic_ai_knowledge_vector_version`` holds one version per source,
     taken from a sequence by triggers on the canonical table whenever a vector
@@ -90,8 +91,9 @@ CENTER_TABLE = "agentic_ai_knowledge_vec_center"
 VECTOR_MAX_DIM = 16000
 # hnsw.ef_search for a search (pgvector's default is 40, its maximum 1,000):
 # the size of the graph walk's candidate list; larger is slower and finds
-# more of the true neighbours.
-EF_SEARCH = 400
+# more of the true neighbours (bench/rag_search.py at 100k, warm: 200 gave
+# recall@5 0.960 at p95 15.7 ms, 300 gave 0.968 at 18.3 ms).
+EF_SEARCH = 300
 # Signatures nearest by Hamming distance re-ranked by exact cosine distance:
 # CANDIDATES at 1,536 dimensions and more, proportionally more below (fewer
 # bits tell neighbours apart less finely; the re-ranking's cost, candidates x
@@ -100,8 +102,8 @@ CANDIDATES = 100
 CANDIDATES_DIM = 1536
 # HNSW build parameters (pgvector's defaults: m 16, ef_construction 64): on
 # signatures a denser graph is cheap (Hamming distances) and raises recall
-# (bench/rag_search.py at 100k: m 16 / 128 gave recall@5 0.954 only at
-# ef_search 800, m 32 / 256 gives 0.98 at 400; build 50 s and 170 s).
+# (raw query at 100k: m 16 / 128 needed ef_search 800 for recall@5 0.954,
+# m 32 / 256 gives 0.97 at 300-400; builds of 50 s and 100-170 s).
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 256
 # A model's centre is computed again when its rows doubled, up to this many.
