@@ -24,8 +24,10 @@ Centred binary signatures
     that embedding model's vectors (``agentic_ai_knowledge_vec_center``).
     Without the centre the bits of models whose vectors share a large common
     direction (cosine about 0.7 between unrelated texts, as OpenAI's ada-002)
-    are nearly all alike and say little: bench/rag_search.py measured recall@5
-    0.918 uncentred against 0.98 on centred data. The centre is computed
+    are nearly all alike and say little: on the benchmark's 100k vectors
+    mixed with such a direction (as RAG_BENCH_COMMON=0.84 of
+    bench/rag_search.py does; raw SQL, 100 candidates), uncentred signatures
+    gave recall@5 0.918 against 0.98 without the mix. The centre is computed
     again (and every signature of the model with it) each time the model's
     row count has doubled, until ``CENTER_STABLE_ROWS``: about two writes per
     row in all. The search takes the ``CANDIDATES`` nearest signatures by
@@ -33,7 +35,7 @@ Centred binary signatures
     distance of their full vectors (pgvector's README, "Binary Quantization",
     re-ranking). The signature index is a tenth of a ``vector`` one (66 MB
     for 100k x 1,536 against 777 MB) and builds in 100 s against 180-750 s;
-    at 100k chunks it gave recall@5 0.968 at p95 18 ms through this search,
+    at 100k chunks it gave recall@5 0.968-0.974 at p95 18-20 ms through this search,
     where the ``vector`` HNSW index reached 0.95 only at p95 18-20 ms for the
     raw query (m 24-32; 0.90 with m 16) (bench/rag_search.py, 2 cores).
 
@@ -91,8 +93,8 @@ CENTER_TABLE = "agentic_ai_knowledge_vec_center"
 VECTOR_MAX_DIM = 16000
 # hnsw.ef_search for a search (pgvector's default is 40, its maximum 1,000):
 # the size of the graph walk's candidate list; larger is slower and finds
-# more of the true neighbours (bench/rag_search.py at 100k, warm: 200 gave
-# recall@5 0.960 at p95 15.7 ms, 300 gave 0.968 at 18.3 ms).
+# more of the true neighbours (bench/rag_search.py at 100k, two runs: 200
+# gave recall@5 0.960-0.961 at p95 15-16 ms, 300 gave 0.968-0.974 at 18-20 ms).
 EF_SEARCH = 300
 # Signatures nearest by Hamming distance re-ranked by exact cosine distance:
 # CANDIDATES at 1,536 dimensions and more, proportionally more below (fewer
