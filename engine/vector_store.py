@@ -156,10 +156,7 @@ def ensure_extension(cr) -> bool:
     if not cr.fetchone()[0]:
         return True  # the chunk model's init() creates the tables, and the pgvector ones come on first use
     VectorStore.ensure_schema(cr)
-    cr.execute(SQL("SELECT DISTINCT dim FROM %s ORDER BY dim", SQL.identifier(VECTOR_TABLE)))
-    store = VectorStore(cr)
-    for (dim,) in cr.fetchall():
-        store._ensure_vec_table(dim)
+    VectorStore(cr).ensure_vec_tables()
     return True
 
 
@@ -295,6 +292,18 @@ class VectorStore:
         if not present:
             _log_fallback(self.cr, "the pgvector extension is not installed")
         return bool(present) and (backend or "").strip().lower() != "numpy"
+
+    def ensure_vec_tables(self) -> None:
+        """When the extension is installed, (re)build the pgvector table of
+        every dimension stored that is missing or out of date (see
+        ``_ensure_vec_table``). Called at install (``ensure_extension``) and
+        at every upgrade (the chunk model's ``init()``), so tables made by
+        an older version are rebuilt then, not in a user's first search."""
+        if not self._has_extension():
+            return
+        self.cr.execute(SQL("SELECT DISTINCT dim FROM %s ORDER BY dim", SQL.identifier(VECTOR_TABLE)))
+        for (dim,) in self.cr.fetchall():
+            self._ensure_vec_table(dim)
 
     def _ensure_vec_table(self, dim: int) -> str:
         """Create (once, under an advisory lock) the pgvector table of ``dim``

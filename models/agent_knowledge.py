@@ -653,8 +653,10 @@ class AgenticAiKnowledgeChunk(models.Model):
         return None
 
     def init(self):
-        """The vector columns and indexes of engine/vector_store.py."""
+        """The vector tables and indexes of engine/vector_store.py (on an
+        upgrade, pgvector tables of an older layout are rebuilt here)."""
         VectorStore.ensure_schema(self.env.cr)
+        VectorStore(self.env.cr).ensure_vec_tables()
 
     def unlink(self):
         self._delete_vectors()

@@ -238,6 +238,25 @@ class TestVectorStore(TransactionCase):
         for query in rows[:5] + 0.3 * self.rng.standard_normal((5, dim)):
             self.assert_same(self.store.search(query, "anisotropic", [source]), brute_force(ids, rows, query, 5))
 
+    def test_tables_of_an_older_layout_are_rebuilt_at_upgrade(self):
+        """A pgvector table without signatures (as 19.0.1.3.0 made them) is
+        rebuilt by what an upgrade runs, and searches the same."""
+        source = self.new_sources(1)[0]
+        matrix = clustered(self.rng, 30, 24)
+        ids = self.store_vectors(source, matrix)
+        if self.has_extension:
+            self.env.cr.execute("DROP INDEX agentic_ai_knowledge_vec_24_signature_idx;"
+                                " ALTER TABLE agentic_ai_knowledge_vec_24 DROP COLUMN signature")
+        self.env["agentic.ai.knowledge.chunk"].init()
+        if self.has_extension:
+            self.env.cr.execute("SELECT count(signature) FROM agentic_ai_knowledge_vec_24 WHERE chunk_id = ANY(%s)",
+                                (ids,))
+            self.assertEqual(self.env.cr.fetchone()[0], len(ids))
+        for numpy_forced in self.backends():
+            self.force_numpy(numpy_forced)
+            self.assert_same(self.store.search(matrix[4], "test-embed", [source]),
+                             brute_force(ids, matrix, matrix[4], 5))
+
     def test_BR_11_schema_and_extension_set_up_again_without_error(self):
         """What install and upgrade run, run again (idempotent), and a
         database whose extension was dropped and re-created gets its pgvector
