@@ -11,12 +11,13 @@ started and the current ``PG*`` values are echoed back.
 
 The embedded server gets ``shared_buffers`` of a quarter of the machine's
 memory, between 128 MB and 2 GB (``AGENTIC_AI_PG_SHARED_BUFFERS`` overrides,
-e.g. ``4GB``): pgvector's HNSW searches are several times slower when the
-index does not fit in PostgreSQL's buffers (bench/rag_search.py: 100k
-chunks of 1,536 dimensions are a 777 MB index; with PostgreSQL's default of
-128 MB a search at ``hnsw.ef_search`` 200 took p95 17.5 ms, with 2 GB 9.3
-ms). The setting needs a restart: done at once when nobody else is
-connected, else announced.
+e.g. ``4GB``): pgvector's HNSW searches are several times slower when what
+they read does not fit in PostgreSQL's buffers (bench/rag_search.py data,
+100k chunks of 1,536 dimensions: an HNSW index on the vectors is 777 MB;
+with PostgreSQL's default of 128 MB a search at ``hnsw.ef_search`` 200 took
+p95 17.5 ms, with 2 GB 9.3 ms). The product's signature index is 66 MB, but
+its re-ranking reads the candidates' vectors from the table. The setting
+needs a restart: done at once when nobody else is connected, else announced.
 
 Prints shell ``export`` lines: ``PGHOST`` (socket folder or host name),
 ``PGPORT`` and ``PGUSER``.
