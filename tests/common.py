@@ -132,6 +132,14 @@ class AgenticCase(AgenticSetupMixin, TransactionCase):
             groups="base.group_user,agentic_ai.group_agentic_ai_operator,base.group_partner_manager")
         cls.ai_admin = new_test_user(cls.env, "ai_admin", groups="base.group_user,agentic_ai.group_agentic_ai_admin")
 
+    def run_knowledge_cron(self):
+        """Run the Knowledge Indexing cron now (what it does for the queued
+        sources, as Odoo's cron runner would: registry test mode), then drop
+        the caches so the sources' new state is read."""
+        with self.enter_registry_test_mode():
+            self.env.ref("agentic_ai.ir_cron_knowledge_index").method_direct_trigger()
+        self.env.invalidate_all()
+
     def execute(self, name, params, user):
         """Run the default tool ``name`` with ``params`` through the executor
         pipeline as ``user``; returns the ExecutionResult."""

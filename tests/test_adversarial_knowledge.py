@@ -11,7 +11,6 @@ from ..engine.memory_manager import RAG_HEADER
 from ..engine.vector_store import VectorStore
 from .common import AgenticCase
 
-CRON = "agentic_ai.ir_cron_knowledge_index"
 SECRET = "SecretVendorZeta"
 
 
@@ -22,7 +21,6 @@ class TestAdversarialKnowledge(AgenticCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.setup_users()
-        cls.cron = cls.env.ref(CRON)
         cls.Source = cls.env["agentic.ai.knowledge.source"]
         cls.accountant = new_test_user(
             cls.env, "ai_know_accountant",
@@ -30,9 +28,7 @@ class TestAdversarialKnowledge(AgenticCase):
 
     def index(self, source):
         source.with_user(source.create_uid).action_index()
-        with self.enter_registry_test_mode():
-            self.cron.method_direct_trigger()
-        self.env.invalidate_all()
+        self.run_knowledge_cron()
         self.assertEqual(source.sudo().state, "indexed", source.sudo().error)
         return source.sudo()
 
@@ -103,9 +99,7 @@ class TestAdversarialKnowledge(AgenticCase):
         self.assertGreater(count, 20, "more than one batch")
         self.scenario.embedding_dims[:] = [64, 32]
         source.action_index()
-        with self.enter_registry_test_mode():
-            self.cron.method_direct_trigger()
-        self.env.invalidate_all()
+        self.run_knowledge_cron()
         self.assertEqual(source.state, "failed")
         self.assertIn("64 and then 32 dimensions", source.error)
         self.assertEqual((source.generation, source.chunk_count, source.embedding_dimension), (generation, count, 64))

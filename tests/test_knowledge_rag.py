@@ -10,7 +10,6 @@ from odoo.tests import new_test_user, tagged
 from ..engine.memory_manager import RAG_HEADER
 from .common import AgenticCase, tool_call
 
-CRON = "agentic_ai.ir_cron_knowledge_index"
 POLICY = ("Returns policy. Customers may return goods within 30 days of delivery with the receipt.\n\n"
           "Shipping. Orders above 100 EUR ship free within the country.")
 
@@ -22,7 +21,6 @@ class TestKnowledgeRag(AgenticCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.setup_users()
-        cls.cron = cls.env.ref(CRON)
 
     def indexed(self, text=POLICY, name="Returns Handbook", company=None, **values):
         """A text source of the agent (of ``company``), queued by an operator
@@ -36,9 +34,7 @@ class TestKnowledgeRag(AgenticCase):
             **values))
         source.sudo().agent_ids = self.agent  # the agent is the main company's: linked by an administrator
         source.action_index()
-        with self.enter_registry_test_mode():
-            self.cron.method_direct_trigger()
-        self.env.invalidate_all()
+        self.run_knowledge_cron()
         self.assertEqual(source.sudo().state, "indexed", source.sudo().error)
         return source.sudo()
 

@@ -79,10 +79,8 @@ class TestKnowledgeSources(AgenticCase):
         return source
 
     def run_cron(self):
-        with self.enter_registry_test_mode():
-            self.cron.method_direct_trigger()
+        self.run_knowledge_cron()
         self.assertEqual(self.cron.failure_count, 0, "the indexing never fails the cron")
-        self.env.invalidate_all()
 
     def embedding_batches(self):
         """The number of texts of each embedding request, in order."""
