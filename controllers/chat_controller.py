@@ -218,10 +218,10 @@ class AgenticAiChatController(http.Controller):
 
     @http.route("/agentic_ai/thread/stats", type="jsonrpc", auth="user", methods=["POST"])
     def thread_stats(self, thread_id=None):
-        """Usage of a thread from its execution log: ``{thread_id,
-        input_tokens, output_tokens, total_tokens, cost (USD), llm_calls,
-        failed_llm_calls, tool_calls, failed_tool_calls, messages,
-        duration_ms}``."""
+        """Usage of a thread from its execution log, as
+        ``agentic.ai.thread.get_stats`` gives it: tokens (input, of which
+        cached; output, of which reasoning), cost (USD), calls, and how many
+        LLM calls' usage was estimated."""
         return self._get_thread(thread_id).get_stats()
 
     @http.route("/agentic_ai/thread/plan", type="jsonrpc", auth="user", methods=["POST"])

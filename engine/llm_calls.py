@@ -7,10 +7,9 @@ is read from the provider's stream and each text delta is relayed as a
 is asked between chunks: when it says stop, the provider's stream is
 closed at once (the HTTP connection with it) and ``Interrupted`` carries
 the partial answer, with its usage estimated by the provider's tokenizer
-(providers report usage only at the end of a stream)."""
+and flagged so (providers report usage only at the end of a stream)."""
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 
@@ -143,8 +142,7 @@ class LLMCaller:
                     stream.close()  # closes the HTTP response: the provider sees the drop at its next write
                     partial = LLMResponse(
                         content="".join(parts), tool_calls=[], model=adapter.config.model, finish_reason="interrupted",
-                        input_tokens=adapter.count_tokens(json.dumps(messages, default=str)),
-                        output_tokens=adapter.count_tokens("".join(parts)))
+                        usage=adapter.usage(messages, schemas, "".join(parts), []))
                     self._log(provider, partial, [], started, error="interrupted before the answer was complete")
                     raise Interrupted(partial)
         except LLMError:
@@ -155,15 +153,14 @@ class LLMCaller:
             stream.close()
         if final is None:
             raise LLMError("the stream ended without a final chunk", retryable=True)
-        return LLMResponse(content="".join(parts) or None, tool_calls=final.tool_calls,
-                           input_tokens=final.input_tokens, output_tokens=final.output_tokens,
+        usage = final.usage or adapter.usage(messages, schemas, "".join(parts), final.tool_calls)
+        return LLMResponse(content="".join(parts) or None, tool_calls=final.tool_calls, usage=usage,
                            model=final.model or adapter.config.model, finish_reason=final.finish_reason)
 
     def _log(self, provider: ProviderSpec, response: LLMResponse, calls, started: float, error: str = "") -> None:
-        self.tracker.prices[response.model] = (provider.cost_per_input_token, provider.cost_per_output_token)
-        cost = self.tracker.track(response.input_tokens, response.output_tokens, response.model)
+        cost = self.tracker.track(response.usage, provider.prices)
         self.audit.record("llm_call", provider_id=provider.id, llm_model=response.model,
-                          input_tokens=response.input_tokens, output_tokens=response.output_tokens, cost=cost,
+                          **response.usage.log_values(), cost=cost,
                           duration_ms=_ms(started), **({"success": False, "error_message": error} if error else {}),
                           output_data={"content": response.content, "finish_reason": response.finish_reason,
                                        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.raw_arguments}

@@ -59,7 +59,7 @@ BATCH = 5000  # rows read per query when verifying
 STALE_MINUTES = 10  # an unsealed row older than this is reported by verify
 
 # The content a row's hash covers, in this order; changing it changes every
-# digest, so it needs a new chain version, not an edit. The many2one columns
+# digest, so it needs a new chain version (as CHAIN_VERSION below), not an edit. The many2one columns
 # (thread_id, agent_id, user_id, provider_id, company_id) are nulled by
 # PostgreSQL when their record is deleted: the hash covers their values as
 # logged (logged_*_id, chain_company_id), and ``verify`` checks that each
@@ -70,6 +70,15 @@ HASHED_COLUMNS = (
     "tool_name", "tool_call_id", "model_name", "record_ids", "llm_model",
     "input_data", "output_data", "before_snapshot", "success", "error_message",
     "duration_ms", "input_tokens", "output_tokens", "cost",
+)
+# Chain version 2 (issue 14): rows logged with ``chain_version`` 2 also
+# cover how their usage splits (cache, reasoning) and whether it was
+# estimated. Rows logged before keep their version-1 digest (their
+# ``chain_version`` is NULL); changing a row's version changes its digest.
+CHAIN_VERSION = 2
+HASHED_COLUMNS_V2 = HASHED_COLUMNS + (
+    "chain_version", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "usage_estimated",
+    "estimated_figures",
 )
 # many2one column -> (column holding its logged value, table it points to)
 REFERENCES = {
@@ -83,10 +92,14 @@ REFERENCES = {
 
 
 def content_digest_sql() -> SQL:
-    """SQL expression: hex sha256 of a row's ``HASHED_COLUMNS`` as a JSON
-    array (PostgreSQL's own text of each value)."""
-    columns = SQL(", ").join(SQL.identifier(TABLE, column) for column in HASHED_COLUMNS)
-    return SQL("encode(sha256(convert_to(json_build_array(%s)::text, 'UTF8')), 'hex')", columns)
+    """SQL expression: hex sha256 of a row's hashed columns as a JSON array
+    (PostgreSQL's own text of each value): ``HASHED_COLUMNS_V2`` for a row
+    of ``chain_version`` 2, ``HASHED_COLUMNS`` for an older row."""
+    def digest(names):
+        columns = SQL(", ").join(SQL.identifier(TABLE, column) for column in names)
+        return SQL("encode(sha256(convert_to(json_build_array(%s)::text, 'UTF8')), 'hex')", columns)
+    return SQL("CASE WHEN %s IS NOT DISTINCT FROM %s THEN %s ELSE %s END", SQL.identifier(TABLE, "chain_version"),
+               CHAIN_VERSION, digest(HASHED_COLUMNS_V2), digest(HASHED_COLUMNS))
 
 
 def link_hash(previous: str, seq: int, digest: str) -> str:

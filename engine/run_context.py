@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from ..llm import LLMError, get_adapter
+from ..llm import LLMError, Prices, get_adapter
 from .rate_limits import RateLimits
 from .safety_rules import RuleSet
 from .tool_spec import ToolSpec
@@ -22,15 +22,14 @@ CONTEXT_MARGIN = 0.05            # share of the window kept free: our token coun
 @dataclass(frozen=True)
 class ProviderSpec:
     """One LLM provider of the run: its adapter (None when it cannot be
-    built: ``problem`` says why) and prices in USD per token.
+    built: ``problem`` says why) and its ``Prices`` (USD per token).
     ``context_window``: tokens the model reads per call (0 = unknown, taken
     as DEFAULT_CONTEXT_WINDOW); ``max_tokens``: the output it may write,
     reserved out of the window."""
     id: int
     name: str
     model: str
-    cost_per_input_token: float
-    cost_per_output_token: float
+    prices: Prices
     adapter: object = field(default=None, repr=False, compare=False)
     problem: str = ""
     context_window: int = 0
@@ -198,6 +197,5 @@ def _provider(provider) -> ProviderSpec:
     except LLMError as error:
         problem = str(error)
     return ProviderSpec(id=provider.id, name=provider.name, model=provider.default_model,
-                        cost_per_input_token=provider.cost_per_input_token,
-                        cost_per_output_token=provider.cost_per_output_token, adapter=adapter, problem=problem,
+                        prices=provider._prices(), adapter=adapter, problem=problem,
                         context_window=provider.context_window, max_tokens=provider.max_tokens)

@@ -11,6 +11,7 @@ from .ollama_adapter import EmbeddingsUnavailable, OllamaAdapter
 from .openai_adapter import OpenAIAdapter
 from .token_tracker import TokenTracker
 from .tokenizer import count_tokens
+from .usage import Prices, Usage
 
 ADAPTERS: dict[str, type[BaseLLMAdapter]] = {
     "openai": OpenAIAdapter,      # also Azure OpenAI (api_version set)
@@ -34,4 +35,5 @@ def get_adapter(config: ProviderConfig) -> BaseLLMAdapter:
 
 __all__ = ["ADAPTERS", "AnthropicAdapter", "BaseLLMAdapter", "EmbeddingsUnavailable", "GeminiAdapter", "LLMError",
            "LLMResponse", "LLMStreamChunk", "OllamaAdapter", "OpenAIAdapter",
-           "ProviderConfig", "TokenTracker", "ToolCall", "count_tokens", "get_adapter", "parse_tool_arguments"]
+           "Prices", "ProviderConfig", "TokenTracker", "ToolCall", "Usage", "count_tokens", "get_adapter",
+           "parse_tool_arguments"]

@@ -8,6 +8,15 @@ turn), ``tools[].input_schema``, ``stop_reason``, ``usage``. Streaming:
 https://docs.anthropic.com/en/api/messages-streaming (``message_start``,
 ``content_block_start/delta/stop`` with ``text_delta`` and
 ``input_json_delta``, ``message_delta``, ``message_stop``, ``error``).
+Usage: ``usage.input_tokens`` counts only the input after the last cache
+breakpoint; ``cache_read_input_tokens`` and ``cache_creation_input_tokens``
+come on top (total input = the three,
+https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
+``output_tokens`` includes extended thinking, which has no count of its own
+(https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking): it
+is estimated from the ``thinking`` text. Streamed, ``message_start`` carries
+the input figures and the ``message_delta`` usage is cumulative (a later
+figure replaces an earlier one).
 Anthropic has no embeddings API.
 """
 from __future__ import annotations
@@ -18,6 +27,7 @@ from collections.abc import Iterator
 
 from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, parse_tool_arguments
 from .http import post_json, sse_json_events, stream_lines
+from .usage import token_count
 
 API_VERSION = "2023-06-01"
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
@@ -37,6 +47,19 @@ def _tool_id(value) -> str:
     """A tool id in the form Anthropic requires (^[a-zA-Z0-9_-]+$): ids other
     providers made (``functions.t:0``) are rewritten the same way each time."""
     return _ID_RE.sub("_", str(value or "")) or "tool"
+
+
+def _reported(usage) -> dict:
+    """``measured_usage`` figures from an Anthropic ``usage`` object (None
+    for a figure not sent): the input total is the uncached input plus the
+    cache reads and writes."""
+    usage = usage if isinstance(usage, dict) else {}
+    uncached = token_count(usage.get("input_tokens"))
+    cache_read = token_count(usage.get("cache_read_input_tokens"))
+    cache_write = token_count(usage.get("cache_creation_input_tokens"))
+    return {"input_tokens": None if uncached is None else uncached + (cache_read or 0) + (cache_write or 0),
+            "cache_read_tokens": cache_read, "cache_write_tokens": cache_write,
+            "output_tokens": usage.get("output_tokens")}
 
 
 class AnthropicAdapter(BaseLLMAdapter):
@@ -122,11 +145,11 @@ class AnthropicAdapter(BaseLLMAdapter):
             raise LLMError(f"malformed response, no content blocks: {str(data)[:200]}", retryable=True)
         text = "".join(b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "text")
         calls = [self._tool_call(b) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        thinking = "".join(b["thinking"] for b in blocks if isinstance(b, dict) and b.get("type") == "thinking"
+                           and isinstance(b.get("thinking"), str))
         return LLMResponse(
             content=text or None, tool_calls=calls,
-            input_tokens=usage.get("input_tokens") or self.count_tokens(json.dumps(messages)),
-            output_tokens=usage.get("output_tokens") or self.count_tokens(text),
+            usage=self.usage(messages, tools, text, calls, thinking, **_reported(data.get("usage"))),
             model=data.get("model") or self.config.model,
             finish_reason=STOP_REASONS.get(data.get("stop_reason"), "stop"))
 
@@ -135,7 +158,7 @@ class AnthropicAdapter(BaseLLMAdapter):
         ``input_json_delta`` pieces and yielded whole on the last chunk."""
         body = self._body(messages, tools, True, **kwargs)
         blocks: dict[int, dict] = {}
-        usage, stop_reason, model, stopped = {}, None, self.config.model, False
+        usage, stop_reason, model, stopped, text, thinking = {}, None, self.config.model, False, [], []
         for event in sse_json_events(stream_lines(self._url(), self._headers(), body, self.config.timeout)):
             kind = event.get("type")
             if kind == "error":
@@ -147,7 +170,7 @@ class AnthropicAdapter(BaseLLMAdapter):
             if kind == "message_start":
                 message = event.get("message") or {}
                 model = message.get("model") or model
-                usage.update(message.get("usage") or {})
+                usage.update(message.get("usage") if isinstance(message.get("usage"), dict) else {})
             elif kind == "content_block_start":
                 block = dict(event.get("content_block") or {})
                 block["partial_json"] = ""
@@ -156,14 +179,17 @@ class AnthropicAdapter(BaseLLMAdapter):
                 delta = event.get("delta") or {}
                 block = blocks.setdefault(event.get("index", 0), {"type": "text", "partial_json": ""})
                 if delta.get("type") == "text_delta" and delta.get("text"):
+                    text.append(delta["text"])
                     yield LLMStreamChunk(content=delta["text"], model=model)
+                elif delta.get("type") == "thinking_delta" and isinstance(delta.get("thinking"), str):
+                    thinking.append(delta["thinking"])
                 elif delta.get("type") == "input_json_delta":
                     block["partial_json"] += delta.get("partial_json") or ""
             elif kind == "message_stop":
                 stopped = True
             elif kind == "message_delta":
                 stop_reason = (event.get("delta") or {}).get("stop_reason") or stop_reason
-                usage.update(event.get("usage") or {})
+                usage.update(event.get("usage") if isinstance(event.get("usage"), dict) else {})  # cumulative
         if not stopped and stop_reason is None:
             raise LLMError("the stream ended before the answer was complete", retryable=True)
         calls = []
@@ -173,8 +199,8 @@ class AnthropicAdapter(BaseLLMAdapter):
                 calls.append(self._tool_call({**block, "input": raw}))
         yield LLMStreamChunk(
             tool_calls=calls, finish_reason=STOP_REASONS.get(stop_reason, "tool_calls" if calls else "stop"),
-            input_tokens=usage.get("input_tokens") or self.count_tokens(json.dumps(messages)),
-            output_tokens=usage.get("output_tokens") or 0, model=model)
+            usage=self.usage(messages, tools, "".join(text), calls, "".join(thinking), **_reported(usage)),
+            model=model)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         raise LLMError("Anthropic offers no embeddings API: configure an embedding provider for knowledge search")

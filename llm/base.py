@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .tokenizer import count_tokens
+from .usage import Usage, measured_usage
 
 _logger = logging.getLogger(__name__)
 
@@ -77,49 +78,44 @@ class ToolCall:
     provider_data: dict = field(default_factory=dict)  # opaque, sent back with the call (Gemini thoughtSignature)
 
 
-MAX_TOKEN_COUNT = 2**31 - 1  # what a token count column holds (PostgreSQL integer)
-
-
-def _bounded_counts(value) -> None:
-    """Keep ``value``'s token counts within 0..MAX_TOKEN_COUNT: a provider may
-    report any number, and one that cannot be stored would lose the run."""
-    for name in ("input_tokens", "output_tokens"):
-        count = getattr(value, name)
-        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_TOKEN_COUNT:
-            bounded = min(max(count, 0), MAX_TOKEN_COUNT) if isinstance(count, int) else 0
-            object.__setattr__(value, name, int(bounded))
-
-
 @dataclass(frozen=True)
 class LLMResponse:
-    """A complete (non-streamed) model answer. Token counts come from the
-    provider's ``usage`` when it sends one, else from ``count_tokens``;
-    they are kept within 0..MAX_TOKEN_COUNT."""
+    """A complete (non-streamed) model answer. ``usage`` holds the
+    provider's figures, the ones it did not send estimated and flagged
+    (``llm/usage.py``)."""
     content: str | None
     tool_calls: list[ToolCall]
-    input_tokens: int
-    output_tokens: int
+    usage: Usage
     model: str
     finish_reason: str
 
-    def __post_init__(self):
-        _bounded_counts(self)
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens
 
 
 @dataclass(frozen=True)
 class LLMStreamChunk:
     """One piece of a streamed answer: a text delta, or tool calls that are
     complete (never partial JSON), and on the last chunk the finish reason and
-    usage."""
+    ``usage`` (None on the other chunks)."""
     content: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: Usage | None = None
     model: str = ""
 
-    def __post_init__(self):
-        _bounded_counts(self)
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input_tokens if self.usage else 0
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens if self.usage else 0
 
 
 class LLMError(Exception):
@@ -204,6 +200,21 @@ class BaseLLMAdapter(ABC):
         """Tokens of ``text`` for this adapter's model (or its configured
         ``tokenizer_model``); never raises."""
         return count_tokens(text, self.config.tokenizer_model or self.config.model)
+
+    def usage(self, messages: list[dict], tools: list[dict] | None, text: str, calls: list[ToolCall],
+              reasoning: str = "", **reported) -> Usage:
+        """The call's ``Usage`` from the figures the provider sent
+        (``reported``: ``measured_usage``'s keyword arguments, None for a
+        figure not sent). A missing input total is estimated from
+        ``messages`` and ``tools``, a missing output total from the answer's
+        ``text``, ``calls`` and ``reasoning`` text, a missing reasoning
+        figure from ``reasoning``: the same estimate for a streamed and a
+        non-streamed answer, so that both give the same record."""
+        return measured_usage(
+            lambda: self.count_tokens(json.dumps([messages, tools or []], default=str)),
+            lambda: self.count_tokens(text + "".join(c.name + c.raw_arguments for c in calls) + reasoning),
+            estimate_reasoning=(lambda: self.count_tokens(reasoning)) if reasoning else None,
+            **reported)
 
 
 def append_turn(turns: list[dict], role: str, items: list, key: str) -> None:

@@ -5,6 +5,14 @@ Wire format: https://ai.google.dev/api/generate-content —
 ``:streamGenerateContent?alt=sse``), ``contents`` with roles ``user`` and
 ``model``, ``systemInstruction``, ``tools[].functionDeclarations``, parts
 ``text`` / ``functionCall`` / ``functionResponse``, ``usageMetadata``.
+Usage (https://ai.google.dev/api/generate-content#UsageMetadata):
+``promptTokenCount`` (all input, cached content included) plus
+``toolUsePromptTokenCount``, of which ``cachedContentTokenCount`` came from
+the cache; output = ``candidatesTokenCount`` + ``thoughtsTokenCount``
+(thinking is not part of the candidates' count). Proto3 JSON leaves out a
+count that is 0, so a field missing from a ``usageMetadata`` that has a
+``promptTokenCount`` means 0, not "not sent". Streamed, every chunk's ``usageMetadata`` is
+cumulative: a later figure replaces an earlier one.
 Embeddings: https://ai.google.dev/api/embeddings (``:batchEmbedContents``).
 The key travels in the ``x-goog-api-key`` header, never in the URL.
 """
@@ -25,6 +33,7 @@ from .base import (
 )
 from .gemini_schema import coerce_arguments, to_gemini_parameters
 from .http import post_json, sse_json_events, stream_lines
+from .usage import token_count
 
 EMBED_BATCH = 100  # texts per batchEmbedContents request (API limit)
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
@@ -36,6 +45,25 @@ def _deep_merge(base: dict, extra: dict) -> dict:
     for key, value in extra.items():
         out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
     return out
+
+
+def _reported(metadata) -> dict:
+    """``measured_usage`` figures from a ``usageMetadata`` object: all None
+    (estimated) when there is none or it has no ``promptTokenCount`` (never
+    0 for a real call); else a count missing from it is 0 (see the module
+    docstring)."""
+    if not isinstance(metadata, dict) or token_count(metadata.get("promptTokenCount")) is None:
+        return {}
+    counts = {key: token_count(metadata.get(key, 0)) for key in (
+        "promptTokenCount", "toolUsePromptTokenCount", "cachedContentTokenCount", "candidatesTokenCount",
+        "thoughtsTokenCount")}
+
+    def total(*keys):
+        return None if any(counts[key] is None for key in keys) else sum(counts[key] for key in keys)
+    return {"input_tokens": total("promptTokenCount", "toolUsePromptTokenCount"),
+            "cache_read_tokens": counts["cachedContentTokenCount"],
+            "output_tokens": total("candidatesTokenCount", "thoughtsTokenCount"),
+            "reasoning_tokens": counts["thoughtsTokenCount"]}
 
 
 class GeminiAdapter(BaseLLMAdapter):
@@ -166,6 +194,11 @@ class GeminiAdapter(BaseLLMAdapter):
         return "".join(p.get("text") or "" for p in parts if isinstance(p, dict) and not p.get("thought"))
 
     @staticmethod
+    def _thoughts(parts: list) -> str:
+        """The thought summaries of ``parts`` (sent with ``includeThoughts``)."""
+        return "".join(p.get("text") or "" for p in parts if isinstance(p, dict) and p.get("thought"))
+
+    @staticmethod
     def _finish(candidate: dict, calls: list) -> str:
         reason = FINISH_REASONS.get(candidate.get("finishReason") or "STOP", "stop")
         return "tool_calls" if calls and reason == "stop" else reason
@@ -185,12 +218,10 @@ class GeminiAdapter(BaseLLMAdapter):
         finish = self._finish(candidate, calls)
         if finish == "content_filter" and not text and not calls:
             raise LLMError(f"Gemini stopped the answer: {candidate.get('finishReason')}")
-        usage = data.get("usageMetadata") or {}
         return LLMResponse(
             content=text or None, tool_calls=calls,
-            input_tokens=usage.get("promptTokenCount") or self.count_tokens(json.dumps(messages)),
-            output_tokens=(usage.get("candidatesTokenCount") or 0) + (usage.get("thoughtsTokenCount") or 0)
-            or self.count_tokens(text + "".join(c.raw_arguments for c in calls)),
+            usage=self.usage(messages, tools, text, calls, self._thoughts(parts),
+                             **_reported(data.get("usageMetadata"))),
             model=data.get("modelVersion") or model, finish_reason=finish)
 
     def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
@@ -199,11 +230,11 @@ class GeminiAdapter(BaseLLMAdapter):
         chunk with usage and the finish reason."""
         model = kwargs.get("model") or self.config.model
         url = self._url(model, "streamGenerateContent") + "?alt=sse"
-        calls, usage, text, candidate = [], {}, [], {}
+        calls, usage, text, thoughts, candidate = [], {}, [], [], {}
         schemas = self._schemas(tools)
         lines = stream_lines(url, self._headers(), self._body(messages, tools, **kwargs), self.config.timeout)
         for event in sse_json_events(lines):
-            usage = event.get("usageMetadata") if isinstance(event.get("usageMetadata"), dict) else usage
+            usage.update(event.get("usageMetadata") if isinstance(event.get("usageMetadata"), dict) else {})
             if not event.get("candidates"):
                 if isinstance(event.get("promptFeedback"), dict) and event["promptFeedback"].get("blockReason"):
                     raise LLMError(f"Gemini blocked the prompt: {event['promptFeedback']['blockReason']}")
@@ -211,6 +242,7 @@ class GeminiAdapter(BaseLLMAdapter):
             candidate = self._candidate(event)
             parts = self._parts(candidate)
             piece = self._text(parts)
+            thoughts.append(self._thoughts(parts))
             if piece:
                 text.append(piece)
                 yield LLMStreamChunk(content=piece, model=model)
@@ -222,8 +254,8 @@ class GeminiAdapter(BaseLLMAdapter):
             raise LLMError(f"Gemini stopped the answer: {candidate.get('finishReason')}")
         yield LLMStreamChunk(
             tool_calls=calls, finish_reason=finish,
-            input_tokens=usage.get("promptTokenCount") or self.count_tokens(json.dumps(messages)),
-            output_tokens=usage.get("candidatesTokenCount") or self.count_tokens("".join(text)), model=model)
+            usage=self.usage(messages, tools, "".join(text), calls, "".join(thoughts), **_reported(usage)),
+            model=model)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         texts = embedding_inputs(texts)

@@ -6,6 +6,11 @@ API: https://github.com/ollama/ollama/blob/main/docs/openai.md and
 https://github.com/ollama/ollama/blob/main/docs/api.md#generate-embeddings.
 ``supports_tool_calling`` on the provider chooses native tools (OpenAI
 format) or the ``<tool_call>`` prompt protocol of ``prompt_tools``.
+Usage is OpenAI's ``prompt_tokens``/``completion_tokens`` (streamed on the
+last event, ``stream_options.include_usage``); Ollama reports no cache
+figures (its KV cache is not billed) and a thinking model's text comes as
+``reasoning``, from which the reasoning tokens are estimated
+(``OpenAIAdapter``).
 """
 from __future__ import annotations
 

@@ -3,8 +3,18 @@ OpenAI-compatible server (spec 000 §6.2).
 
 Wire format: https://platform.openai.com/docs/api-reference/chat/create
 (``tools`` as ``{"type": "function", "function": {...}}``, ``tool_calls`` with
-``arguments`` as a JSON text, ``usage.prompt_tokens``/``completion_tokens``,
-streaming as server-sent events ending with ``data: [DONE]``).
+``arguments`` as a JSON text, streaming as server-sent events ending with
+``data: [DONE]``, the last one carrying ``usage`` when the request asks
+``stream_options.include_usage``).
+Usage (https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage):
+``prompt_tokens`` (all input) of which ``prompt_tokens_details.cached_tokens``
+were read from the prompt cache, ``completion_tokens`` (all output) of which
+``completion_tokens_details.reasoning_tokens`` were reasoning. OpenAI-compatible
+servers add: OpenRouter ``prompt_tokens_details.cache_write_tokens``
+(https://openrouter.ai/docs/use-cases/usage-accounting), DeepSeek
+``prompt_cache_hit_tokens`` (https://api-docs.deepseek.com/guides/kv_cache), and
+the reasoning text as ``reasoning_content`` (DeepSeek, vLLM) or ``reasoning``
+(Ollama, OpenRouter).
 Azure: ``{base_url}/chat/completions?api-version=...`` with an ``api-key``
 header, where ``base_url`` is the deployment URL
 (https://learn.microsoft.com/azure/ai-services/openai/reference).
@@ -122,13 +132,11 @@ class OpenAIAdapter(BaseLLMAdapter):
         if raw_calls is not None and not isinstance(raw_calls, list):
             raise LLMError(f"malformed response, tool_calls is not a list: {str(raw_calls)[:200]}", retryable=True)
         calls = [self._tool_call(i, raw) for i, raw in enumerate(raw_calls or [])]
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return LLMResponse(
             content=content,
             tool_calls=calls,
-            input_tokens=_count(usage.get("prompt_tokens")) or self.count_tokens(json.dumps(messages)),
-            output_tokens=_count(usage.get("completion_tokens"))
-            or self.count_tokens((content or "") + "".join(c.raw_arguments for c in calls)),
+            usage=self.usage(messages, tools, content or "", calls, _reasoning(message),
+                             **_reported(data.get("usage"))),
             model=data.get("model") if isinstance(data.get("model"), str) and data.get("model") else self.config.model,
             finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else "stop",
         )
@@ -139,7 +147,7 @@ class OpenAIAdapter(BaseLLMAdapter):
         starting a new call) and yielded whole on the final chunk."""
         body = self._body(messages, tools, True, **kwargs)
         pending: list[dict] = []  # {"index", "id", "name", "arguments"}
-        finish_reason, usage, model, text = None, {}, self.config.model, []
+        finish_reason, usage, model, text, reasoning = None, {}, self.config.model, [], []
         done = False
         for line in stream_lines(self._url("/chat/completions"), self._headers(), body, self.config.timeout):
             if not line.startswith("data:"):
@@ -162,11 +170,13 @@ class OpenAIAdapter(BaseLLMAdapter):
                 message = error.get("message") if isinstance(error, dict) else error
                 raise LLMError(f"stream error: {message}", retryable=True)
             model = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else model
-            usage = event.get("usage") if isinstance(event.get("usage"), dict) else usage
+            if isinstance(event.get("usage"), dict):  # the last event; some servers send it on every one
+                usage = event["usage"]
             for choice in event.get("choices") if isinstance(event.get("choices"), list) else []:
                 delta = choice.get("delta") if isinstance(choice, dict) else None
                 if not isinstance(delta, dict):
                     continue
+                reasoning.append(_reasoning(delta))
                 piece_text = _text(delta.get("content"))
                 if piece_text:
                     text.append(piece_text)
@@ -183,9 +193,7 @@ class OpenAIAdapter(BaseLLMAdapter):
         yield LLMStreamChunk(
             tool_calls=calls,
             finish_reason=finish_reason or ("tool_calls" if calls else "stop"),
-            input_tokens=_count(usage.get("prompt_tokens")) or self.count_tokens(json.dumps(messages)),
-            output_tokens=_count(usage.get("completion_tokens"))
-            or self.count_tokens("".join(text) + "".join(p["arguments"] for p in pending)),
+            usage=self.usage(messages, tools, "".join(text), calls, "".join(reasoning), **_reported(usage)),
             model=model,
         )
 
@@ -215,9 +223,28 @@ def _text(content) -> str | None:
     return str(content)
 
 
-def _count(value) -> int:
-    """A token count from ``usage``, 0 when absent or not a whole number."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+def _reasoning(message: dict) -> str:
+    """The reasoning text of a message or delta, as OpenAI-compatible
+    servers send it (``reasoning_content`` or ``reasoning``); "" if none."""
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(message.get(key), str):
+            return message[key]
+    return ""
+
+
+def _reported(usage) -> dict:
+    """``measured_usage`` figures from an OpenAI ``usage`` object (None for
+    a figure the server did not send; see the module docstring)."""
+    usage = usage if isinstance(usage, dict) else {}
+    prompt = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
+    completion = (usage.get("completion_tokens_details")
+                  if isinstance(usage.get("completion_tokens_details"), dict) else {})
+    cached = prompt.get("cached_tokens")
+    return {"input_tokens": usage.get("prompt_tokens"),
+            "cache_read_tokens": cached if cached is not None else usage.get("prompt_cache_hit_tokens"),
+            "cache_write_tokens": prompt.get("cache_write_tokens"),
+            "output_tokens": usage.get("completion_tokens"),
+            "reasoning_tokens": completion.get("reasoning_tokens")}
 
 
 def _merge_tool_call_delta(pending: list[dict], piece: dict) -> None:

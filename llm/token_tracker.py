@@ -1,55 +1,66 @@
-"""Token and cost accounting for one agent run (spec 000 §6.5)."""
+"""Token and cost accounting for one agent run (spec 000 §6.5, issue 14)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .usage import FIGURES, Prices, Usage
+
 
 @dataclass
 class TokenTracker:
-    """Accumulates the usage of every LLM call of a run.
+    """Accumulates the ``Usage`` of every LLM call of a run and its cost.
 
-    Prices are USD per token, taken from the provider record
-    (``cost_per_input_token`` / ``cost_per_output_token``); ``prices`` maps a
-    model name to such a pair when a run uses more than one provider.
-    """
-    cost_per_input_token: float = 0.0
-    cost_per_output_token: float = 0.0
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    total_input_tokens: int = 0
-    total_output_tokens: int = 0
+    ``prices`` is the run's default ``Prices`` (USD per token); a call made
+    with other prices (a fallback provider) passes them to ``track``.
+    Totals: the five figures of ``Usage`` summed (``total_input_tokens``,
+    ``total_cache_read_tokens``, ...), ``total_cost`` in USD, ``call_count``
+    and ``estimated_calls`` (calls with a figure we estimated)."""
+    prices: Prices = field(default_factory=Prices)
+    totals: dict = field(default_factory=lambda: dict.fromkeys(FIGURES, 0))
     total_cost: float = 0.0
     call_count: int = 0
+    estimated_calls: int = 0
 
-    def cost_of(self, input_tokens: int, output_tokens: int, model: str = "") -> float:
-        """USD cost of one call with these token counts."""
-        price_in, price_out = self.prices.get(model, (self.cost_per_input_token, self.cost_per_output_token))
-        return input_tokens * price_in + output_tokens * price_out
+    @property
+    def total_input_tokens(self) -> int:
+        return self.totals["input_tokens"]
 
-    def track(self, input_tokens: int, output_tokens: int, model: str = "") -> float:
+    @property
+    def total_output_tokens(self) -> int:
+        return self.totals["output_tokens"]
+
+    def track(self, usage: Usage, prices: Prices | None = None) -> float:
         """Record one call; returns its cost in USD."""
-        cost = self.cost_of(input_tokens, output_tokens, model)
-        self.total_input_tokens += input_tokens or 0
-        self.total_output_tokens += output_tokens or 0
+        cost = (prices or self.prices).cost(usage)
+        for name in FIGURES:
+            self.totals[name] += getattr(usage, name)
         self.total_cost += cost
         self.call_count += 1
+        self.estimated_calls += usage.is_estimated
         return cost
 
     def get_summary(self) -> dict:
-        """``{total_input_tokens, total_output_tokens, total_tokens, total_cost, call_count}``."""
+        """``{total_input_tokens, total_cache_read_tokens,
+        total_cache_write_tokens, total_output_tokens, total_reasoning_tokens,
+        total_tokens, total_cost (USD), call_count, estimated_calls}``."""
         return {
-            "total_input_tokens": self.total_input_tokens,
-            "total_output_tokens": self.total_output_tokens,
+            **{f"total_{name}": value for name, value in self.totals.items()},
             "total_tokens": self.total_input_tokens + self.total_output_tokens,
             "total_cost": round(self.total_cost, 6),
             "call_count": self.call_count,
+            "estimated_calls": self.estimated_calls,
         }
 
     def check_budget(self, max_cost: float | None = None, max_tokens: int | None = None) -> tuple[bool, str]:
         """``(True, "")`` while within both limits (a falsy limit is no limit),
-        else ``(False, reason)``."""
+        else ``(False, reason)``. Tokens are input plus output as billed
+        (cache reads and reasoning included); the reason says when some of
+        the figures behind it are estimates."""
+        note = (f" ({self.estimated_calls} of {self.call_count} calls estimated: the provider sent no usage)"
+                if self.estimated_calls else "")
         if max_cost and self.total_cost >= max_cost:
-            return False, f"cost budget reached: ${self.total_cost:.4f} of ${max_cost:.4f}"
+            return False, f"cost budget reached: ${self.total_cost:.4f} of ${max_cost:.4f}{note}"
         tokens = self.total_input_tokens + self.total_output_tokens
         if max_tokens and tokens >= max_tokens:
-            return False, f"token budget reached: {tokens} of {max_tokens} tokens"
+            return False, f"token budget reached: {tokens} of {max_tokens} tokens{note}"
         return True, ""

@@ -8,8 +8,12 @@ from odoo.tools import SQL
 from ..engine import log_chain, rate_limits
 from ..engine.json_values import dumps
 from ..engine.text import clean_text
+from ..llm.usage import FIGURES
 
 _logger = logging.getLogger(__name__)
+
+# How reports aggregate the token figures of LLM calls (llm/usage.py FIGURES) with their cost.
+USAGE_AGGREGATES = [*(f"{name}:sum" for name in FIGURES), "cost:sum", "usage_estimated:bool_or"]
 
 MAX_DATA_CHARS = 20000  # per JSON column: enough to audit, bounded for storage
 # A tool's result (output_data) is kept whole up to this size: the model reads at most the observer's
@@ -95,8 +99,19 @@ class AgenticAiExecutionLog(models.Model):
     error_message = fields.Text(readonly=True)
     # Averaged when grouped (pivot, graph): the latency of a call, not a sum of them.
     duration_ms = fields.Integer(readonly=True, string="Duration (ms)", aggregator="avg")
-    input_tokens = fields.Integer(readonly=True)
-    output_tokens = fields.Integer(readonly=True)
+    # Usage of an LLM call (llm/usage.py, issue 14): input in total, of which read from and written to the
+    # provider's prompt cache; output in total, of which reasoning; which figures are our estimates.
+    input_tokens = fields.Integer(readonly=True, help="Every input token billed, cached ones included.")
+    cache_read_tokens = fields.Integer(readonly=True, string="Cached Input Tokens",
+                                       help="Input tokens read from the provider's prompt cache.")
+    cache_write_tokens = fields.Integer(readonly=True, string="Cache Write Tokens",
+                                        help="Input tokens written to the provider's prompt cache.")
+    output_tokens = fields.Integer(readonly=True, help="Every output token billed, reasoning included.")
+    reasoning_tokens = fields.Integer(readonly=True, help="Output tokens the model spent reasoning (thinking).")
+    usage_estimated = fields.Boolean(
+        readonly=True, string="Estimated Usage",
+        help="The provider did not send some of these token counts: they were estimated with the tokenizer.")
+    estimated_figures = fields.Char(readonly=True, help="Which token counts were estimated.")
     cost = fields.Float(digits=(16, 6), readonly=True, string="Cost (USD)")
     level = fields.Selection([("info", "Info"), ("warning", "Warning"), ("error", "Error")], readonly=True,
                              index=True, help="Info: it worked. Warning: refused by Odoo (access, validation) or "
@@ -114,6 +129,8 @@ class AgenticAiExecutionLog(models.Model):
                                     "and the row is sealed.")
     chain_hash = fields.Char(readonly=True, copy=False,
                              help="sha256 of the previous row's hash, the chain number and the row's content.")
+    chain_version = fields.Integer(readonly=True, copy=False,
+                                   help="Which columns the row's hash covers (engine/log_chain.py).")
 
     @api.model_create_multi
     def create(self, vals_list):
@@ -160,7 +177,9 @@ class AgenticAiExecutionLog(models.Model):
         self.env.cr.execute(SQL(f"{insert_into} VALUES {', '.join([one_row] * len(prepared))} RETURNING id", *params))
         ids = [row_id for (row_id,) in self.env.cr.fetchall()]
         threads = self.env["agentic.ai.thread"].browse({row["thread_id"] for row in prepared if row["thread_id"]})
-        threads.invalidate_recordset(["execution_log_ids", "total_input_tokens", "total_output_tokens", "total_cost"])
+        threads.invalidate_recordset(["execution_log_ids", "total_input_tokens", "total_cache_read_tokens",
+                                      "total_output_tokens", "total_reasoning_tokens", "total_cost",
+                                      "usage_estimated"])
         self._seal_after_commit({row["chain_company_id"] for row in prepared})
         return self.sudo().browse(sorted(ids))
 
@@ -216,6 +235,7 @@ class AgenticAiExecutionLog(models.Model):
             "create_date": now,
             "chain_seq": None,
             "chain_hash": None,
+            "chain_version": log_chain.CHAIN_VERSION,
         }
         row["level"] = row.get("level") or ("info" if row["success"] else "error")
         row["chain_company_id"] = row["company_id"]
@@ -239,13 +259,16 @@ class AgenticAiExecutionLog(models.Model):
         thread.check_access("read")
         rows = self.sudo().search([("thread_id", "=", thread.id)], order="id")
         return rows.read(["create_date", "action_type", "tool_name", "model_name", "record_ids", "success",
-                          "error_message", "duration_ms", "input_tokens", "output_tokens", "cost", "llm_model"])
+                          "error_message", "duration_ms", *FIGURES, "usage_estimated", "cost", "llm_model"])
 
     @api.model
     def get_cost_report(self, date_from=None, date_to=None, group_by="agent_id"):
         """Token and cost totals of LLM calls grouped by ``agent_id``,
         ``user_id``, ``llm_model`` or ``thread_id``, over the rows the user
-        can read: ``[{key, calls, input_tokens, output_tokens, cost}]``."""
+        can read: ``[{key, calls, input_tokens, cache_read_tokens,
+        cache_write_tokens, output_tokens, reasoning_tokens, cost (USD),
+        estimated_calls}]``; ``estimated_calls`` counts the calls whose
+        provider sent no usage figures (estimated with the tokenizer)."""
         if group_by not in ("agent_id", "user_id", "llm_model", "thread_id"):
             raise UserError(self.env._("Cannot group the cost report by %s.", group_by))
         domain = [("action_type", "=", "llm_call")]
@@ -253,11 +276,18 @@ class AgenticAiExecutionLog(models.Model):
             domain.append(("create_date", ">=", date_from))
         if date_to:
             domain.append(("create_date", "<=", date_to))
-        groups = self._read_group(domain, [group_by], ["__count", "input_tokens:sum", "output_tokens:sum", "cost:sum"])
-        return [{
-            "key": key.display_name if isinstance(key, models.BaseModel) else key,
-            "calls": count, "input_tokens": tin, "output_tokens": tout, "cost": round(cost, 6),
-        } for key, count, tin, tout, cost in groups]
+        groups = self._read_group(domain, [group_by, "usage_estimated"], ["__count", *USAGE_AGGREGATES[:-1]])
+        report = {}  # by group (a record, or the model name): two records may have one display name
+        for group, estimated, count, *figures, cost in groups:
+            key = group.display_name if isinstance(group, models.BaseModel) else group
+            row = report.setdefault(group, {"key": key, "calls": 0, **dict.fromkeys(FIGURES, 0), "cost": 0.0,
+                                            "estimated_calls": 0})
+            row["calls"] += count
+            row["estimated_calls"] += count if estimated else 0
+            row["cost"] += cost
+            for name, value in zip(FIGURES, figures, strict=True):
+                row[name] += value
+        return [{**row, "cost": round(row["cost"], 6)} for row in report.values()]
 
     @api.private
     @api.model

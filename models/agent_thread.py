@@ -11,6 +11,8 @@ from ..engine.json_values import dumps
 from ..engine.runtime import AgentRuntime
 from ..engine.text import clean_text
 from ..engine.transcript import Transcript
+from ..llm.usage import FIGURES as USAGE_FIGURES
+from .agent_execution_log import USAGE_AGGREGATES
 
 _logger = logging.getLogger(__name__)
 
@@ -75,8 +77,13 @@ class AgenticAiThread(models.Model):
                                        "risk and why it is asked.")
     draft_message = fields.Text(string="Message", help="Typed in the conversation form; sent by the Send button.")
     total_input_tokens = fields.Integer(compute="_compute_usage")
+    total_cache_read_tokens = fields.Integer(compute="_compute_usage", string="Total Cached Input Tokens")
     total_output_tokens = fields.Integer(compute="_compute_usage")
+    total_reasoning_tokens = fields.Integer(compute="_compute_usage")
     total_cost = fields.Float(compute="_compute_usage", digits=(16, 6), string="Total Cost (USD)")
+    usage_estimated = fields.Boolean(
+        compute="_compute_usage", string="Usage Partly Estimated",
+        help="Some LLM calls of this conversation came without the provider's token counts: they were estimated.")
 
     @api.depends("message_ids")
     def _compute_message_count(self):
@@ -106,10 +113,12 @@ class AgenticAiThread(models.Model):
     @api.depends("execution_log_ids")
     def _compute_usage(self):
         rows = self.env["agentic.ai.execution.log"].sudo()._read_group(
-            [("thread_id", "in", self.ids)], ["thread_id"], ["input_tokens:sum", "output_tokens:sum", "cost:sum"])
-        usage = {thread.id: (i, o, c) for thread, i, o, c in rows}
+            [("thread_id", "in", self.ids)], ["thread_id"], USAGE_AGGREGATES)
+        usage = {thread.id: values for thread, *values in rows}
         for thread in self:
-            thread.total_input_tokens, thread.total_output_tokens, thread.total_cost = usage.get(thread.id, (0, 0, 0.0))
+            tin, cached, _written, tout, reasoning, cost, estimated = usage.get(thread.id, (0, 0, 0, 0, 0, 0.0, False))
+            thread.update({"total_input_tokens": tin, "total_cache_read_tokens": cached, "total_output_tokens": tout,
+                           "total_reasoning_tokens": reasoning, "total_cost": cost, "usage_estimated": estimated})
 
     @api.constrains("company_id", "user_id")
     def _check_company_of_user(self):
@@ -406,20 +415,24 @@ class AgenticAiThread(models.Model):
 
     def get_stats(self):
         """Usage of this thread from its execution log: ``{thread_id,
-        input_tokens, output_tokens, total_tokens, cost (USD), llm_calls,
-        failed_llm_calls, tool_calls, failed_tool_calls, messages,
-        duration_ms}`` (duration: LLM and tool time, milliseconds)."""
+        input_tokens, cache_read_tokens, cache_write_tokens, output_tokens,
+        reasoning_tokens, total_tokens, cost (USD), llm_calls,
+        failed_llm_calls, estimated_llm_calls, usage_estimated, tool_calls,
+        failed_tool_calls, messages, duration_ms}`` (duration: LLM and tool
+        time, milliseconds). ``estimated_llm_calls`` counts the calls whose
+        provider sent no usage figures (estimated with the tokenizer);
+        ``usage_estimated`` is True when there is one."""
         self.ensure_one()
         self.check_access("read")
         rows = self.env["agentic.ai.execution.log"].sudo()._read_group(
-            [("thread_id", "=", self.id)], ["action_type", "success"],
-            ["__count", "input_tokens:sum", "output_tokens:sum", "cost:sum", "duration_ms:sum"])
-        stats = dict.fromkeys(("input_tokens", "output_tokens", "llm_calls", "failed_llm_calls", "tool_calls",
-                               "failed_tool_calls", "duration_ms"), 0)
+            [("thread_id", "=", self.id)], ["action_type", "success", "usage_estimated"],
+            ["__count", *USAGE_AGGREGATES[:-1], "duration_ms:sum"])
+        stats = dict.fromkeys(("llm_calls", "failed_llm_calls", "estimated_llm_calls", "tool_calls",
+                               "failed_tool_calls", "duration_ms", *USAGE_FIGURES), 0)
         cost = 0.0
-        for action_type, success, count, input_tokens, output_tokens, row_cost, duration in rows:
-            stats["input_tokens"] += input_tokens
-            stats["output_tokens"] += output_tokens
+        for action_type, success, estimated, count, *figures, row_cost, duration in rows:
+            for name, value in zip(USAGE_FIGURES, figures, strict=True):
+                stats[name] += value
             cost += row_cost
             if action_type in ("llm_call", "tool_execution"):
                 kind = "llm_calls" if action_type == "llm_call" else "tool_calls"
@@ -427,8 +440,11 @@ class AgenticAiThread(models.Model):
                 stats["duration_ms"] += duration
                 if not success:
                     stats["failed_" + kind] += count
+                if estimated and kind == "llm_calls":
+                    stats["estimated_llm_calls"] += count
         return {"thread_id": self.id, **stats, "total_tokens": stats["input_tokens"] + stats["output_tokens"],
-                "cost": round(cost, 6), "messages": self.message_count}
+                "cost": round(cost, 6), "usage_estimated": bool(stats["estimated_llm_calls"]),
+                "messages": self.message_count}
 
     def _check_waiting(self):
         """Raise unless this is the user's own thread waiting for an answer."""

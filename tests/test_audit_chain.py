@@ -162,8 +162,30 @@ class TestAuditChain(ChainMixin, AgenticCase):
         """A new column must be added to the chain on purpose (a new chain
         version), not left out by accident."""
         stored = {name for name, field in self.Log._fields.items() if field.store}
-        self.assertEqual(stored - set(log_chain.HASHED_COLUMNS) - set(log_chain.REFERENCES),
+        self.assertEqual(stored - set(log_chain.HASHED_COLUMNS_V2) - set(log_chain.REFERENCES),
                          {"chain_seq", "chain_hash"})
+
+    def test_usage_figures_are_chained_and_rows_of_version_1_still_verify(self):
+        """Chain version 2 (issue 14) covers the usage split and its
+        estimate flag; a row logged before (no chain_version) keeps its
+        version-1 digest, and turning a row into one is found."""
+        usage = {"input_tokens": 2000, "cache_read_tokens": 1500, "output_tokens": 500, "reasoning_tokens": 300,
+                 "usage_estimated": False, "cost": 0.00575}
+        rows = self.Log.with_company(self.company_b).log_many(
+            [("llm_call", None, usage) for _i in range(4)]).sorted("id")
+        self.sql("UPDATE agentic_ai_execution_log SET chain_version = NULL WHERE id = %s", rows[0].id)  # as before
+        self.seal()
+        self.assertEqual(rows.mapped("chain_version"), [0, 2, 2, 2])
+        self.assertEqual(self.verify(self.company_b)["rows_checked"], 4)
+        self.assertTrue(self.verify(self.company_b)["ok"])
+        self.sql("UPDATE agentic_ai_execution_log SET cache_read_tokens = 0, usage_estimated = TRUE WHERE id = %s",
+                 rows[2].id)
+        self.assertEqual(self.verify(self.company_b)["first_broken"]["id"], rows[2].id)
+        self.sql("UPDATE agentic_ai_execution_log SET cache_read_tokens = 1500, usage_estimated = FALSE, "
+                 "chain_version = NULL WHERE id = %s", rows[2].id)
+        self.assertEqual(self.verify(self.company_b)["first_broken"]["id"], rows[2].id, "version changed")
+        self.sql("UPDATE agentic_ai_execution_log SET chain_version = 2 WHERE id = %s", rows[2].id)
+        self.assertTrue(self.verify(self.company_b)["ok"], "restored, the chain verifies again")
 
     # ------------------------------------------------------------- the purge
     def test_purge_leaves_a_checkpoint_and_the_chain_verifies(self):

@@ -136,8 +136,11 @@ class TestBackendViews(TransactionCase):
         pivot = self.env["agentic.ai.execution.log"].with_user(self.operator).get_view(action.views[0][0], "pivot")
         for fragment in ('name="agent_id" type="row"', 'name="create_date" interval="day" type="col"',
                          'name="cost" type="measure"', 'name="input_tokens" type="measure"',
-                         'name="output_tokens" type="measure"'):
+                         'name="output_tokens" type="measure"', 'name="cache_read_tokens" type="measure"',
+                         'name="reasoning_tokens" type="measure"'):
             self.assertIn(fragment, pivot["arch"])
+        search = self.env["agentic.ai.execution.log"].with_user(self.operator).get_view(False, "search")["arch"]
+        self.assertIn("usage_estimated", search)
         self.assertEqual(self.env["agentic.ai.execution.log"]._fields["duration_ms"].aggregator, "avg")
         self.assertIn("llm_calls", action.context)
         self.assertEqual(self.env.ref("agentic_ai.menu_agentic_ai_cost_report").parent_id,
@@ -147,6 +150,9 @@ class TestBackendViews(TransactionCase):
         arch = self.env["agentic.ai.llm.provider"].with_user(self.ai_admin).get_view(
             self.env.ref("agentic_ai.agentic_ai_llm_provider_view_form").id, "form")["arch"]
         self.assertIn('name="action_test_connection"', arch)
+        for price in ("input_price_per_million", "cache_read_price_per_million", "cache_write_price_per_million",
+                      "output_price_per_million"):
+            self.assertIn(f'name="{price}"', arch)
 
 
 @tagged("post_install", "-at_install")

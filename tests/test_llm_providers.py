@@ -10,7 +10,17 @@ from odoo.exceptions import UserError, ValidationError
 from odoo.tests import tagged
 from odoo.tools import mute_logger
 
-from ..llm import AnthropicAdapter, GeminiAdapter, OllamaAdapter, OpenAIAdapter, TokenTracker, count_tokens, tokenizer
+from ..llm import (
+    AnthropicAdapter,
+    GeminiAdapter,
+    OllamaAdapter,
+    OpenAIAdapter,
+    Prices,
+    TokenTracker,
+    Usage,
+    count_tokens,
+    tokenizer,
+)
 from .common import AdapterCase, closed_port_url, tool_call
 
 
@@ -123,9 +133,9 @@ class TestLLMProviders(AdapterCase):
         self.assertEqual(counts["llama3.1:8b"], quicktok.encoding_for_model("llama3.1:8b").count(text))
 
     def test_token_tracker(self):
-        tracker = TokenTracker(cost_per_input_token=0.001, cost_per_output_token=0.002)
-        self.assertAlmostEqual(tracker.track(100, 50), 0.2)
-        tracker.track(10, 10)
+        tracker = TokenTracker(Prices(input=0.001, output=0.002))
+        self.assertAlmostEqual(tracker.track(Usage(input_tokens=100, output_tokens=50)), 0.2)
+        tracker.track(Usage(input_tokens=10, output_tokens=10))
         summary = tracker.get_summary()
         self.assertEqual((summary["total_input_tokens"], summary["total_output_tokens"], summary["call_count"]),
                          (110, 60, 2))

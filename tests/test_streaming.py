@@ -144,6 +144,8 @@ class TestStreaming(AgenticSetupMixin, HttpCase):
         self.assertGreater(log.output_tokens, 0, "no usage recorded for the partial answer")
         self.assertLess(log.output_tokens, 150, "the whole answer's usage was recorded")
         self.assertGreater(log.input_tokens, 0)
+        self.assertEqual((log.usage_estimated, log.estimated_figures), (True, "input_tokens, output_tokens"),
+                         "the provider sent no usage for the cut answer: our counts are flagged estimates")
         self.assertFalse(log.success)
 
     def test_confirmation_answered_through_the_stream(self):

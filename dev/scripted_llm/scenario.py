@@ -17,7 +17,13 @@ callable taking the request and returning one::
      "anthropic_stop": "max_tokens",         # Anthropic stop_reason to send
      "delay": 0.5,                           # seconds to wait before answering
      "chunk_delay": 0.1,                     # streamed: seconds between events (see server._send_events)
-     "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+     "usage": {"prompt_tokens": 10, "completion_tokens": 5,    # OpenAI's usage, sent as given
+               "prompt_tokens_details": {"cached_tokens": 4}},  # (other wires: these two counts)
+     "anthropic_usage": {"input_tokens": 2, "cache_read_input_tokens": 8, "output_tokens": 5},  # verbatim
+     "gemini_usage": {"promptTokenCount": 10, "thoughtsTokenCount": 3, ...},  # usageMetadata, verbatim
+     "no_usage": True,                       # send no usage at all (every wire)
+     "reasoning": "text"}                    # reasoning text: OpenAI wire reasoning_content,
+                                             # Anthropic thinking block, Gemini thought part
 
 The server takes the first turn, in order, that still has uses left and
 whose ``match`` accepts the request. ``uses=None`` makes a turn a standing

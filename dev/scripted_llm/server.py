@@ -172,21 +172,28 @@ class _Handler(BaseHTTPRequestHandler):
     def _completion(self, body: dict, reply: dict) -> dict:
         calls = wire_format.openai_calls(reply)
         message = {"role": "assistant", "content": reply.get("content")}
+        if reply.get("reasoning"):  # DeepSeek's and vLLM's name for it
+            message["reasoning_content"] = reply["reasoning"]
         if calls:
             message["tool_calls"] = calls
-        prompt, completion = wire_format.usage_of(body, reply)
-        return {
+        completion = {
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "scripted"),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": reply.get("finish_reason") or ("tool_calls" if calls else "stop")}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
+        usage = wire_format.openai_usage(body, reply)
+        if usage is not None:
+            completion["usage"] = usage
+        return completion
 
     def _stream(self, body: dict, reply: dict) -> None:
         base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": body.get("model", "scripted")}
         events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
                                         "finish_reason": None}]}]
+        for word in wire_format.words(reply.get("reasoning") or ""):
+            events.append({**base, "choices": [{"index": 0, "delta": {"reasoning_content": word},
+                                                "finish_reason": None}]})
         for word in wire_format.words(reply.get("content") or ""):
             events.append({**base, "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
         for index, call in enumerate(wire_format.openai_calls(reply)):
@@ -199,10 +206,9 @@ class _Handler(BaseHTTPRequestHandler):
                     "index": index, "function": {"arguments": args[start:start + wire_format.ARG_PIECE]}}]}}]})
         finish = reply.get("finish_reason") or ("tool_calls" if reply.get("tool_calls") else "stop")
         events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-        if (body.get("stream_options") or {}).get("include_usage"):
-            prompt, completion = wire_format.usage_of(body, reply)
-            events.append({**base, "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                                                            "total_tokens": prompt + completion}})
+        usage = wire_format.openai_usage(body, reply)
+        if usage is not None and (body.get("stream_options") or {}).get("include_usage"):
+            events.append({**base, "choices": [], "usage": usage})
         events.append("[DONE]")
         self._send_events([(None, e) for e in events], reply.get("chunk_delay", 0.0))
 

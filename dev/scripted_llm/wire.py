@@ -117,6 +117,41 @@ def usage_of(request: dict, reply: dict) -> tuple[int, int]:
     return prompt, completion
 
 
+def openai_usage(request: dict, reply: dict) -> dict | None:
+    """OpenAI's ``usage``: the reply's ``usage`` as given (its
+    ``prompt_tokens_details``/``completion_tokens_details`` included) with
+    the counts filled in; None when the reply says ``no_usage``."""
+    if reply.get("no_usage"):
+        return None
+    prompt, completion = usage_of(request, reply)
+    usage = {**(reply.get("usage") or {}), "prompt_tokens": prompt, "completion_tokens": completion}
+    if all(isinstance(count, int) for count in (prompt, completion)):  # a test may send nonsense on purpose
+        usage.setdefault("total_tokens", prompt + completion)
+    return usage
+
+
+def anthropic_usage(request: dict, reply: dict) -> dict | None:
+    """Anthropic's ``usage``: the reply's ``anthropic_usage`` verbatim, else
+    input and output counts; None when the reply says ``no_usage``."""
+    if reply.get("no_usage"):
+        return None
+    if "anthropic_usage" in reply:
+        return dict(reply["anthropic_usage"])
+    prompt, completion = usage_of(request, reply)
+    return {"input_tokens": prompt, "output_tokens": completion}
+
+
+def gemini_usage(request: dict, reply: dict) -> dict | None:
+    """Gemini's ``usageMetadata``: the reply's ``gemini_usage`` verbatim,
+    else prompt and candidates counts; None when the reply says ``no_usage``."""
+    if reply.get("no_usage"):
+        return None
+    if "gemini_usage" in reply:
+        return dict(reply["gemini_usage"])
+    prompt, completion = usage_of(request, reply)
+    return {"promptTokenCount": prompt, "candidatesTokenCount": completion, "totalTokenCount": prompt + completion}
+
+
 def openai_calls(reply: dict) -> list[dict]:
     return [{"id": call.get("id", f"call_{int(time.time() * 1000) % 100000}_{i}"), "type": "function",
              "function": {"name": call["name"], "arguments": _args_text(call.get("arguments", {}))}}
@@ -124,52 +159,82 @@ def openai_calls(reply: dict) -> list[dict]:
 
 
 def gemini_response(request: dict, reply: dict, model: str) -> dict:
-    parts = [{"text": reply["content"]}] if reply.get("content") else []
+    parts = [{"text": reply["reasoning"], "thought": True}] if reply.get("reasoning") else []
+    parts += [{"text": reply["content"]}] if reply.get("content") else []
     for call in reply.get("tool_calls") or []:
         function_call = {"name": call["name"], "args": _args_object(call.get("arguments", {}))}
         if call.get("id"):
             function_call["id"] = call["id"]
         parts.append({"functionCall": function_call})
-    prompt, completion = usage_of(request, reply)
     finish = reply.get("gemini_finish") or GEMINI_FINISH.get(reply.get("finish_reason") or "stop", "STOP")
-    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
-            "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": completion,
-                              "totalTokenCount": prompt + completion},
-            "modelVersion": model}
+    response = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
+                "modelVersion": model}
+    usage = gemini_usage(request, reply)
+    if usage is not None:
+        response["usageMetadata"] = usage
+    return response
 
 
 def gemini_stream(request: dict, reply: dict, model: str) -> list[dict]:
     """Partial responses: text in word pieces, function calls whole, the
-    finish reason and usage on the last one."""
-    events = [{"candidates": [{"content": {"role": "model", "parts": [{"text": w}]}, "index": 0}],
-               "modelVersion": model}
-              for w in words(reply.get("content") or "")]
-    last = gemini_response(request, {**reply, "content": None}, model)
-    events.append(last)
+    finish reason on the last one. Each carries ``usageMetadata`` as Gemini
+    sends it, cumulative: the prompt and thinking counts from the first
+    chunk, the candidates' count growing to its final value."""
+    pieces = words(reply.get("content") or "")
+    usage = gemini_usage(request, reply)
+    events = []
+    for index, piece in enumerate(pieces):
+        event = {"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}],
+                 "modelVersion": model}
+        if usage is not None:
+            so_far = dict(usage)
+            if "candidatesTokenCount" in usage:
+                so_far["candidatesTokenCount"] = usage["candidatesTokenCount"] * index // max(1, len(pieces))
+            event["usageMetadata"] = so_far
+        events.append(event)
+    events.append(gemini_response(request, {**reply, "content": None, "reasoning": None}, model))
+    if reply.get("reasoning"):  # the thought summary comes first
+        events.insert(0, {"candidates": [{"content": {"role": "model", "parts": [
+            {"text": reply["reasoning"], "thought": True}]}, "index": 0}], "modelVersion": model})
     return events
 
 
 def anthropic_response(request: dict, reply: dict, model: str) -> dict:
-    content = [{"type": "text", "text": reply["content"]}] if reply.get("content") else []
+    content = [{"type": "thinking", "thinking": reply["reasoning"], "signature": "scripted"}] \
+        if reply.get("reasoning") else []
+    content += [{"type": "text", "text": reply["content"]}] if reply.get("content") else []
     for i, call in enumerate(reply.get("tool_calls") or []):
         content.append({"type": "tool_use", "id": call.get("id", f"toolu_{int(time.time() * 1000) % 100000}_{i}"),
                         "name": call["name"], "input": _args_object(call.get("arguments", {}))})
-    prompt, completion = usage_of(request, reply)
     calls = bool(reply.get("tool_calls"))
     stop = reply.get("anthropic_stop") or ANTHROPIC_STOP.get(
         reply.get("finish_reason") or ("tool_calls" if calls else "stop"))
-    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": completion}}
+    message = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": content,
+               "stop_reason": stop, "stop_sequence": None}
+    usage = anthropic_usage(request, reply)
+    if usage is not None:
+        message["usage"] = usage
+    return message
 
 
 def anthropic_stream(request: dict, reply: dict, model: str) -> list[tuple[str, dict]]:
-    """``(event, data)`` pairs as the Messages streaming API sends them."""
+    """``(event, data)`` pairs as the Messages streaming API sends them:
+    ``message_start`` carries the input counts and an output count of 1,
+    ``message_delta`` the cumulative output count."""
     message = anthropic_response(request, reply, model)
-    events = [("message_start", {"type": "message_start", "message": {
-        **message, "content": [], "stop_reason": None,
-        "usage": {"input_tokens": message["usage"]["input_tokens"], "output_tokens": 1}}})]
+    usage = message.pop("usage", None)
+    start = {**message, "content": [], "stop_reason": None}
+    if usage is not None:
+        start["usage"] = {**usage, "output_tokens": 1}
+    events = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
+        if block["type"] == "thinking":
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {"type": "thinking", "thinking": ""}}))
+            for piece in words(block["thinking"]):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                       "delta": {"type": "thinking_delta", "thinking": piece}}))
+        elif block["type"] == "text":
             events.append(("content_block_start", {"type": "content_block_start", "index": index,
                                                    "content_block": {"type": "text", "text": ""}}))
             for piece in words(block["text"]):
@@ -184,7 +249,9 @@ def anthropic_stream(request: dict, reply: dict, model: str) -> list[tuple[str, 
                                                        "delta": {"type": "input_json_delta",
                                                                  "partial_json": args[start:start + ARG_PIECE]}}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]},
-                                      "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+    delta = {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"]}}
+    if usage is not None and "output_tokens" in usage:
+        delta["usage"] = {"output_tokens": usage["output_tokens"]}
+    events.append(("message_delta", delta))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
