@@ -98,15 +98,18 @@ def measured_usage(estimate_input, estimate_output, *, input_tokens=None, cache_
     reasoning text included when the provider returned it);
     ``estimate_reasoning()`` that of the reasoning text the provider
     returned, or None when it returned none. They are called only for a
-    missing figure. A missing cache figure is 0: a provider that reports no
-    cache use bills none. A missing reasoning figure is estimated from the
-    reasoning text when there is some, else 0 (nothing was reasoned in
-    view; a hidden count stays inside the reported output)."""
+    missing figure. A total of 0 counts as missing when it cannot be true
+    (servers that do not count send zeros): an input of 0 always (every
+    call sends a prompt), an output of 0 when the answer has text or calls.
+    A missing cache figure is 0: a provider that reports no cache use bills
+    none. A missing reasoning figure is estimated from the reasoning text
+    when there is some, else 0 (nothing was reasoned in view; a hidden
+    count stays inside the reported output)."""
     estimated = set()
-    if token_count(input_tokens) is None:
+    if not token_count(input_tokens):
         input_tokens = estimate_input()
         estimated.add("input_tokens")
-    if token_count(output_tokens) is None:
+    if token_count(output_tokens) is None or (token_count(output_tokens) == 0 and estimate_output()):
         output_tokens = estimate_output()
         estimated.add("output_tokens")
     if token_count(reasoning_tokens) is None:

@@ -90,12 +90,23 @@ class TestUsageAndCost(AdapterCase):
         self.assertAlmostEqual(self.providers["anthropic"]._prices().cost(plain),
                                12 * 2e-6 + 2000 * 2.5e-6 + 350 * 8e-6, places=12)
 
-    def test_a_reported_zero_is_the_providers_figure_not_an_estimate(self):
+    def test_a_reported_zero_is_kept_only_where_it_can_be_true(self):
+        """Anthropic's uncached input may be 0 (all read from the cache): the
+        provider's figure. A server that does not count sends zeros: an
+        input total of 0, or an output of 0 for an answer with text, cannot
+        be true and is estimated (flagged); an empty answer's 0 is kept."""
         adapter = self.providers["anthropic"]._get_adapter()
         plain, streamed = self.answers(adapter, {"anthropic_usage": {
-            "input_tokens": 0, "cache_read_input_tokens": 5000, "output_tokens": 0}})
-        self.assertEqual(figures(plain), (5000, 5000, 0, 0, 0))
+            "input_tokens": 0, "cache_read_input_tokens": 5000, "output_tokens": 7}})
+        self.assertEqual(figures(plain), (5000, 5000, 0, 7, 0))
         self.assertEqual((plain.estimated, streamed), (frozenset(), plain))
+        zeros = {"usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+        plain, streamed = self.answers(self.providers["custom"]._get_adapter(), zeros)
+        self.assertEqual((plain.estimated, streamed), ({"input_tokens", "output_tokens"}, plain))
+        self.assertTrue(plain.input_tokens > 0 and plain.output_tokens > 0)
+        self.script({**zeros, "content": ""})
+        empty = self.providers["custom"]._get_adapter().chat_completion(MESSAGES).usage
+        self.assertEqual((empty.output_tokens, empty.estimated), (0, {"input_tokens"}))
 
     def test_an_answer_without_usage_is_estimated_and_flagged_on_every_provider(self):
         for _name, adapter in self.each():
