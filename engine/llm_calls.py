@@ -106,8 +106,11 @@ class LLMCaller:
                     else:
                         response = provider.adapter.chat_completion(messages, schemas or None)
                 except LLMError as exc:
+                    billed = {}  # a stream broken mid-answer was billed for what it sent: estimated
+                    if exc.usage is not None:
+                        billed = {**exc.usage.log_values(), "cost": self.tracker.track(exc.usage, provider.prices)}
                     self.audit.record("llm_call", provider_id=provider.id, llm_model=provider.model, success=False,
-                                      error_message=str(exc), duration_ms=_ms(started))
+                                      error_message=str(exc), duration_ms=_ms(started), **billed)
                     last = f"{provider.name}: {exc}"
                     if not exc.retryable:
                         break
@@ -126,8 +129,8 @@ class LLMCaller:
     def _streamed(self, provider: ProviderSpec, messages: list[dict], schemas: list[dict],
                   started: float) -> LLMResponse:
         """The provider's streamed answer, relayed token by token. Raises
-        LLMError (after a ``reset`` event when text was relayed) and
-        Interrupted."""
+        LLMError (after a ``reset`` event when text was relayed, with the
+        estimated ``usage`` of that text) and Interrupted."""
         adapter = provider.adapter
         parts, final = [], None
         stream = adapter.chat_completion_stream(messages, schemas or None)
@@ -145,9 +148,10 @@ class LLMCaller:
                         usage=adapter.usage(messages, schemas, "".join(parts), []))
                     self._log(provider, partial, [], started, error="interrupted before the answer was complete")
                     raise Interrupted(partial)
-        except LLMError:
+        except LLMError as exc:
             if parts:
                 self.emit("token", {"reset": True})
+                exc.usage = adapter.usage(messages, schemas, "".join(parts), [])
             raise
         finally:
             stream.close()

@@ -121,6 +121,8 @@ class LLMStreamChunk:
 class LLMError(Exception):
     """A provider call failed. ``retryable`` is True for timeouts, connection
     errors, HTTP 429 and 5xx; ``status`` is the HTTP status (0 when none).
+    ``usage``: what the failed call consumed when the provider had already
+    answered part of it (a stream broken mid-answer), estimated; else None.
     The message never contains the API key."""
 
     def __init__(self, message: str, *, status: int = 0, retryable: bool = False, retry_after: float | None = None):
@@ -128,6 +130,7 @@ class LLMError(Exception):
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        self.usage: Usage | None = None
 
 
 def _guarded(method):

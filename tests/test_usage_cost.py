@@ -223,6 +223,28 @@ class TestUsageAndCost(AdapterCase):
                           if line["key"] == thread.display_name]
                 self.assertEqual((line["calls"], line["estimated_calls"]), (1, 1))
 
+    def test_a_stream_broken_mid_answer_is_billed_as_an_estimate_then_retried(self):
+        """The provider billed what it streamed before the connection broke:
+        the failed attempt's row has that usage, estimated, and its cost
+        counts in the run's tracker; the retry is logged on its own."""
+        self.agent.write({"llm_provider_id": self.providers["custom"].id, "fallback_provider_id": False})
+        thread = self.new_thread()
+        piece = {"id": "c", "object": "chat.completion.chunk", "model": "m",
+                 "choices": [{"index": 0, "delta": {"content": "Two partners match the "}, "finish_reason": None}]}
+        self.script({"raw_stream": [piece, piece]}, {"content": "Two partners match.", "usage": OPENAI_USAGE})
+        tracker = TokenTracker()
+        caller = LLMCaller(build_run_context(self.agent, thread), AuditTrail(thread), tracker, 0.0,
+                           emit=lambda _event, _data: None)
+        caller.answer(MESSAGES, [], lambda calls: calls)
+        broken, answered = thread.execution_log_ids.filtered(lambda row: row.action_type == "llm_call").sorted("id")
+        self.assertEqual((broken.success, broken.usage_estimated), (False, True))
+        self.assertIn("ended before the answer was complete", broken.error_message)
+        self.assertGreater(broken.output_tokens, 0)
+        self.assertGreater(broken.cost, 0)
+        self.assertEqual((answered.success, answered.usage_estimated, answered.input_tokens), (True, False, 2000))
+        self.assertAlmostEqual(tracker.total_cost, broken.cost + answered.cost, places=6)
+        self.assertEqual((tracker.call_count, tracker.estimated_calls), (2, 1))
+
     def test_budgets_count_cached_input_and_say_when_figures_are_estimated(self):
         tracker = TokenTracker()
         prices = self.providers["openai"]._prices()
