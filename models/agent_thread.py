@@ -114,11 +114,13 @@ class AgenticAiThread(models.Model):
     def _compute_usage(self):
         rows = self.env["agentic.ai.execution.log"].sudo()._read_group(
             [("thread_id", "in", self.ids)], ["thread_id"], USAGE_AGGREGATES)
-        usage = {thread.id: values for thread, *values in rows}
+        names = [*USAGE_FIGURES, "cost", "usage_estimated"]  # USAGE_AGGREGATES' order
+        usage = {thread.id: dict(zip(names, values, strict=True)) for thread, *values in rows}
         for thread in self:
-            tin, cached, _written, tout, reasoning, cost, estimated = usage.get(thread.id, (0, 0, 0, 0, 0, 0.0, False))
-            thread.update({"total_input_tokens": tin, "total_cache_read_tokens": cached, "total_output_tokens": tout,
-                           "total_reasoning_tokens": reasoning, "total_cost": cost, "usage_estimated": estimated})
+            totals = usage.get(thread.id, {})
+            thread.update({f"total_{name}": totals.get(name, 0) for name in (
+                "input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens", "cost")})
+            thread.usage_estimated = bool(totals.get("usage_estimated"))
 
     @api.constrains("company_id", "user_id")
     def _check_company_of_user(self):

@@ -17,8 +17,8 @@ DEFAULT_BASE_URLS = {
 }
 
 
-PER_TOKEN = (20, 14)     # USD per token: holds 0.001 USD per million tokens exactly
-PER_MILLION = (16, 6)     # USD per million tokens, as price lists give them (0.01875)
+PER_TOKEN = (20, 14)    # USD per token: 0.001 USD per million tokens is 1e-9, kept exactly
+PER_MILLION = (16, 6)   # USD per million tokens, as price lists give them (0.01875)
 # (USD per token field, USD per million tokens field of the form)
 PRICE_FIELDS = (("cost_per_input_token", "input_price_per_million"),
                 ("cost_per_cache_read_token", "cache_read_price_per_million"),
