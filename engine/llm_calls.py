@@ -108,7 +108,8 @@ class LLMCaller:
                 except LLMError as exc:
                     billed = {}  # a stream broken mid-answer was billed for what it sent: estimated
                     if exc.usage is not None:
-                        billed = {**exc.usage.log_values(), "cost": self.tracker.track(exc.usage, provider.prices)}
+                        cost = self.tracker.track_usage(exc.usage, provider.prices)
+                        billed = {**exc.usage.log_values(), "cost": cost}
                     self.audit.record("llm_call", provider_id=provider.id, llm_model=provider.model, success=False,
                                       error_message=str(exc), duration_ms=_ms(started), **billed)
                     last = f"{provider.name}: {exc}"
@@ -162,7 +163,7 @@ class LLMCaller:
                            model=final.model or adapter.config.model, finish_reason=final.finish_reason)
 
     def _log(self, provider: ProviderSpec, response: LLMResponse, calls, started: float, error: str = "") -> None:
-        cost = self.tracker.track(response.usage, provider.prices)
+        cost = self.tracker.track_usage(response.usage, provider.prices)
         self.audit.record("llm_call", provider_id=provider.id, llm_model=response.model,
                           **response.usage.log_values(), cost=cost,
                           duration_ms=_ms(started), **({"success": False, "error_message": error} if error else {}),

@@ -10,12 +10,13 @@ from .usage import FIGURES, Prices, Usage
 class TokenTracker:
     """Accumulates the ``Usage`` of every LLM call of a run and its cost.
 
-    ``prices`` is the run's default ``Prices`` (USD per token); a call made
-    with other prices (a fallback provider) passes them to ``track``.
-    Totals: the five figures of ``Usage`` summed (``total_input_tokens``,
-    ``total_cache_read_tokens``, ...), ``total_cost`` in USD, ``call_count``
-    and ``estimated_calls`` (calls with a figure we estimated)."""
+    ``prices`` is the default ``Prices`` (USD per token), ``model_prices``
+    those of a model name when a run uses several. Totals: the five figures
+    of ``Usage`` summed (``total_input_tokens``, ``total_cache_read_tokens``,
+    ...), ``total_cost`` in USD, ``call_count`` and ``estimated_calls``
+    (calls with a figure we estimated)."""
     prices: Prices = field(default_factory=Prices)
+    model_prices: dict[str, Prices] = field(default_factory=dict)
     totals: dict = field(default_factory=lambda: dict.fromkeys(FIGURES, 0))
     total_cost: float = 0.0
     call_count: int = 0
@@ -29,8 +30,16 @@ class TokenTracker:
     def total_output_tokens(self) -> int:
         return self.totals["output_tokens"]
 
-    def track(self, usage: Usage, prices: Prices | None = None) -> float:
-        """Record one call; returns its cost in USD."""
+    def track(self, input_tokens: int, output_tokens: int, model: str = "") -> float:
+        """Record one call known only by its two totals (spec 000 §6.5),
+        priced as ``model``'s; returns its cost in USD. The engine records
+        whole usages with ``track_usage``."""
+        return self.track_usage(Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+                                self.model_prices.get(model))
+
+    def track_usage(self, usage: Usage, prices: Prices | None = None) -> float:
+        """Record one call's ``Usage`` at ``prices`` (default: ``prices``);
+        returns its cost in USD."""
         cost = (prices or self.prices).cost(usage)
         for name in FIGURES:
             self.totals[name] += getattr(usage, name)

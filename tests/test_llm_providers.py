@@ -133,9 +133,9 @@ class TestLLMProviders(AdapterCase):
         self.assertEqual(counts["llama3.1:8b"], quicktok.encoding_for_model("llama3.1:8b").count(text))
 
     def test_token_tracker(self):
-        tracker = TokenTracker(Prices(input=0.001, output=0.002))
-        self.assertAlmostEqual(tracker.track(Usage(input_tokens=100, output_tokens=50)), 0.2)
-        tracker.track(Usage(input_tokens=10, output_tokens=10))
+        tracker = TokenTracker(model_prices={"m": Prices(input=0.001, output=0.002)})
+        self.assertAlmostEqual(tracker.track(100, 50, "m"), 0.2)  # spec §6.5: track(input, output, model)
+        tracker.track_usage(Usage(input_tokens=10, output_tokens=10), Prices(input=0.001, output=0.002))
         summary = tracker.get_summary()
         self.assertEqual((summary["total_input_tokens"], summary["total_output_tokens"], summary["call_count"]),
                          (110, 60, 2))

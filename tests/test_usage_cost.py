@@ -248,8 +248,8 @@ class TestUsageAndCost(AdapterCase):
     def test_budgets_count_cached_input_and_say_when_figures_are_estimated(self):
         tracker = TokenTracker()
         prices = self.providers["openai"]._prices()
-        self.assertAlmostEqual(tracker.track(Usage(2000, 1500, 0, 500, 300), prices), 0.00575)
-        tracker.track(Usage(100, 0, 0, 20, 0, estimated=frozenset({"input_tokens", "output_tokens"})), prices)
+        self.assertAlmostEqual(tracker.track_usage(Usage(2000, 1500, 0, 500, 300), prices), 0.00575)
+        tracker.track_usage(Usage(100, 0, 0, 20, 0, estimated=frozenset({"input_tokens", "output_tokens"})), prices)
         summary = tracker.get_summary()
         self.assertEqual((summary["total_input_tokens"], summary["total_cache_read_tokens"],
                           summary["total_output_tokens"], summary["total_reasoning_tokens"],
