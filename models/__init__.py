@@ -1,5 +1,6 @@
 from . import base
 from . import llm_provider
+from . import llm_provider_pricing
 from . import agent_tool
 from . import agent
 from . import agent_thread

@@ -5,7 +5,7 @@ import time
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
-from ..llm import LLMError, Prices, ProviderConfig, get_adapter
+from ..llm import LLMError, ProviderConfig, get_adapter
 
 _logger = logging.getLogger(__name__)
 
@@ -15,15 +15,6 @@ DEFAULT_BASE_URLS = {
     "anthropic": "https://api.anthropic.com/v1",
     "ollama": "http://localhost:11434/v1",
 }
-
-
-PER_TOKEN = (20, 14)    # USD per token: 0.001 USD per million tokens is 1e-9, kept exactly
-PER_MILLION = (16, 6)   # USD per million tokens, as price lists give them (0.01875)
-# (USD per token field, USD per million tokens field of the form)
-PRICE_FIELDS = (("cost_per_input_token", "input_price_per_million"),
-                ("cost_per_cache_read_token", "cache_read_price_per_million"),
-                ("cost_per_cache_write_token", "cache_write_price_per_million"),
-                ("cost_per_output_token", "output_price_per_million"))
 
 
 class AgenticAiLlmProvider(models.Model):
@@ -36,9 +27,6 @@ class AgenticAiLlmProvider(models.Model):
     _context_window_not_negative = models.Constraint("CHECK(context_window >= 0)",
                                                      "The context window cannot be negative.")
     _timeout_positive = models.Constraint("CHECK(timeout_seconds > 0)", "The timeout must be positive.")
-    _costs_not_negative = models.Constraint(
-        "CHECK(cost_per_input_token >= 0 AND cost_per_output_token >= 0 AND cost_per_cache_read_token >= 0 "
-        "AND cost_per_cache_write_token >= 0)", "Token prices cannot be negative.")
 
     name = fields.Char(required=True)
     sequence = fields.Integer(default=10)
@@ -71,29 +59,7 @@ class AgenticAiLlmProvider(models.Model):
     supports_streaming = fields.Boolean(
         default=True, help="Stream answers token by token to the chat's stream route; off for a server that "
                            "answers streamed requests badly (the answer then comes whole).")
-    # Prices (issue 14): stored in USD per token, as costs always were; the form shows them per million
-    # tokens (the *_per_million fields). A cache price of 0 means "the input price" (llm.usage.Prices).
-    cost_per_input_token = fields.Float(digits=PER_TOKEN, help="USD per input token (not read from the cache).")
-    cost_per_cache_read_token = fields.Float(
-        digits=PER_TOKEN, help="USD per input token read from the provider's prompt cache; 0 = the input price.")
-    cost_per_cache_write_token = fields.Float(
-        digits=PER_TOKEN, help="USD per input token written to the provider's prompt cache; 0 = the input price.")
-    cost_per_output_token = fields.Float(digits=PER_TOKEN, help="USD per output token, reasoning included.")
-    input_price_per_million = fields.Float(
-        string="Input", digits=PER_MILLION, compute="_compute_prices_per_million", inverse="_inverse_prices",
-        help="USD per million input tokens not read from the cache.")
-    cache_read_price_per_million = fields.Float(
-        string="Cached input (read)", digits=PER_MILLION, compute="_compute_prices_per_million",
-        inverse="_inverse_prices",
-        help="USD per million input tokens read from the prompt cache (OpenAI cached_tokens, Anthropic "
-             "cache_read_input_tokens, Gemini cachedContentTokenCount). 0: the input price.")
-    cache_write_price_per_million = fields.Float(
-        string="Cache write", digits=PER_MILLION, compute="_compute_prices_per_million", inverse="_inverse_prices",
-        help="USD per million input tokens written to the prompt cache (Anthropic cache_creation_input_tokens). "
-             "0: the input price.")
-    output_price_per_million = fields.Float(
-        string="Output", digits=PER_MILLION, compute="_compute_prices_per_million", inverse="_inverse_prices",
-        help="USD per million output tokens; reasoning and thinking tokens are billed as output.")
+    # Prices (cost_per_*_token, and the form's *_price_per_million): models/llm_provider_pricing.py.
     rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)",
                                     help="Requests per minute allowed by the provider; 0 = no limit.")
     timeout_seconds = fields.Integer(default=120, help="HTTP timeout of one call, in seconds.")
@@ -103,24 +69,6 @@ class AgenticAiLlmProvider(models.Model):
     extra_params = fields.Text(default="{}", groups="base.group_system",
                                help="JSON object merged into every request body.")
     company_id = fields.Many2one("res.company", default=lambda self: self.env.company)
-
-    @api.depends(*(per_token for per_token, _per_million in PRICE_FIELDS))
-    def _compute_prices_per_million(self):
-        for provider in self:
-            for per_token, per_million in PRICE_FIELDS:
-                provider[per_million] = round(provider[per_token] * 1_000_000, 8)
-
-    def _inverse_prices(self):
-        for provider in self:
-            provider.write({per_token: provider[per_million] / 1_000_000 for per_token, per_million in PRICE_FIELDS})
-
-    def _prices(self):
-        """The ``llm.Prices`` of this provider (USD per token); a cache
-        price of 0 is the input price."""
-        self.ensure_one()
-        return Prices(input=self.cost_per_input_token, output=self.cost_per_output_token,
-                      cache_read=self.cost_per_cache_read_token or None,
-                      cache_write=self.cost_per_cache_write_token or None)
 
     @api.constrains("provider_type", "api_base_url")
     def _check_api_base_url(self):

@@ -10,7 +10,10 @@ usage cumulative across events; Gemini ``cachedContentTokenCount`` and
 counts). Every record is checked streamed and not streamed, through the
 adapter and through the engine's LLM call into the execution log, the
 thread statistics and the cost report."""
+import psycopg2.errors
+
 from odoo.tests import tagged
+from odoo.tools import mute_logger
 
 from ..engine.audit import AuditTrail
 from ..engine.llm_calls import LLMCaller
@@ -265,22 +268,41 @@ class TestUsageAndCost(AdapterCase):
     def test_prices_are_entered_per_million_and_stored_per_token(self):
         Provider = self.env["agentic.ai.llm.provider"]
         provider = Provider.create({"name": "Priced", "provider_type": "openai", "default_model": "gpt-4o",
-                                    "input_price_per_million": 2.5, "output_price_per_million": 10})
+                                    "input_price_per_million": 2.5, "cache_read_price_per_million": 0,
+                                    "output_price_per_million": 10})
         self.assertEqual((provider.cost_per_input_token, provider.cost_per_output_token), (2.5e-6, 1e-5))
-        self.assertEqual(provider._prices(), Prices(input=2.5e-6, output=1e-5))
-        self.assertEqual((provider.cache_read_price_per_million, provider.cache_write_price_per_million), (0, 0))
+        self.assertEqual((provider.cache_read_price_per_million, provider.cache_write_price_per_million), (2.5, 2.5),
+                         "cache prices left empty (or 0) are the input price")
+        self.assertEqual(provider._prices(), Prices(input=2.5e-6, output=1e-5, cache_read=2.5e-6, cache_write=2.5e-6))
+        # While equal to the input price, cache prices follow it; one set apart stays.
+        provider.input_price_per_million = 3
+        self.assertEqual((provider.cache_read_price_per_million, provider.cache_write_price_per_million), (3, 3))
+        provider.cache_read_price_per_million = 0.3
+        provider.cost_per_input_token = 4e-6
+        self.assertEqual((provider.cache_read_price_per_million, provider.cache_write_price_per_million), (0.3, 4))
         usage = Usage(input_tokens=1000, cache_read_tokens=400, cache_write_tokens=100, output_tokens=10)
-        self.assertAlmostEqual(provider._prices().cost(usage), 1000 * 2.5e-6 + 10 * 1e-5,
-                               msg="cache prices left empty are the input price")
-        provider.cache_read_price_per_million = 1.25
-        self.assertEqual(provider.cost_per_cache_read_token, 1.25e-6)
-        self.assertAlmostEqual(provider._prices().cost(usage), 500 * 2.5e-6 + 400 * 1.25e-6 + 100 * 2.5e-6 + 0.0001)
+        self.assertAlmostEqual(provider._prices().cost(usage), 500 * 4e-6 + 400 * 0.3e-6 + 100 * 4e-6 + 10 * 1e-5)
+        provider.write({"input_price_per_million": 5, "cache_write_price_per_million": 6})
+        self.assertEqual((provider.cache_read_price_per_million, provider.cache_write_price_per_million), (0.3, 6))
         # Tiny prices survive the per-token storage (0.001 USD per million tokens).
         provider.output_price_per_million = 0.001
         provider.invalidate_recordset()
         self.assertEqual(provider.output_price_per_million, 0.001)
-        # A provider priced per token before keeps its prices; its cache prices are its input price.
+        with self.assertRaises(psycopg2.errors.CheckViolation), self.env.cr.savepoint(), mute_logger("odoo.sql_db"):
+            provider.cache_read_price_per_million = -1
+            provider.flush_recordset()
+
+    def test_providers_priced_before_keep_their_prices(self):
+        """Prices per token as before; at upgrade, cache prices (new, NULL
+        columns) become the input price."""
+        Provider = self.env["agentic.ai.llm.provider"]
         old = Provider.create({"name": "Old", "provider_type": "openai", "default_model": "gpt-4",
                                "cost_per_input_token": 0.00003, "cost_per_output_token": 0.00006})
         self.assertEqual((old.input_price_per_million, old.output_price_per_million), (30, 60))
-        self.assertEqual(old._prices().cost(Usage(1000, 1000, 0, 0, 0)), 1000 * 0.00003)
+        self.env.cr.execute("UPDATE agentic_ai_llm_provider SET cost_per_cache_read_token = NULL, "
+                            "cost_per_cache_write_token = NULL WHERE id = %s", [old.id])
+        Provider.init()
+        old.invalidate_recordset()
+        self.assertEqual((old.cost_per_cache_read_token, old.cost_per_cache_write_token), (0.00003, 0.00003))
+        self.assertEqual((old.cost_per_input_token, old.cost_per_output_token), (0.00003, 0.00006))
+        self.assertAlmostEqual(old._prices().cost(Usage(1000, 1000, 0, 10, 0)), 1000 * 0.00003 + 10 * 0.00006)
