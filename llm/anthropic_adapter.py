@@ -15,8 +15,9 @@ https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching);
 ``output_tokens`` includes extended thinking, which has no count of its own
 (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking): it
 is estimated from the ``thinking`` text. Streamed, ``message_start`` carries
-the input figures and the ``message_delta`` usage is cumulative (a later
-figure replaces an earlier one).
+the input figures (its ``output_tokens`` is only the count so far) and the
+``message_delta`` usage is cumulative (a later figure replaces an earlier
+one; since 2025 it may repeat the input figures, null when unknown).
 Anthropic has no embeddings API.
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 
 from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, parse_tool_arguments
 from .http import post_json, sse_json_events, stream_lines
-from .usage import token_count
+from .usage import merge_reported, token_count
 
 API_VERSION = "2023-06-01"
 STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
@@ -170,7 +171,10 @@ class AnthropicAdapter(BaseLLMAdapter):
             if kind == "message_start":
                 message = event.get("message") or {}
                 model = message.get("model") or model
-                usage.update(message.get("usage") if isinstance(message.get("usage"), dict) else {})
+                start = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+                # Its output_tokens is the count at the start (1), not the answer's: only message_delta's
+                # is; a stream whose message_delta has none never said it, so it is estimated.
+                merge_reported(usage, {k: v for k, v in start.items() if k != "output_tokens"})
             elif kind == "content_block_start":
                 block = dict(event.get("content_block") or {})
                 block["partial_json"] = ""
@@ -189,7 +193,7 @@ class AnthropicAdapter(BaseLLMAdapter):
                 stopped = True
             elif kind == "message_delta":
                 stop_reason = (event.get("delta") or {}).get("stop_reason") or stop_reason
-                usage.update(event.get("usage") if isinstance(event.get("usage"), dict) else {})  # cumulative
+                merge_reported(usage, event.get("usage"))  # cumulative, nulls for figures it does not know
         if not stopped and stop_reason is None:
             raise LLMError("the stream ended before the answer was complete", retryable=True)
         calls = []

@@ -33,7 +33,7 @@ from .base import (
 )
 from .gemini_schema import coerce_arguments, to_gemini_parameters
 from .http import post_json, sse_json_events, stream_lines
-from .usage import token_count
+from .usage import merge_reported, token_count
 
 EMBED_BATCH = 100  # texts per batchEmbedContents request (API limit)
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter", "RECITATION": "content_filter",
@@ -47,16 +47,21 @@ def _deep_merge(base: dict, extra: dict) -> dict:
     return out
 
 
-def _reported(metadata) -> dict:
+def _reported(metadata, answered: bool) -> dict:
     """``measured_usage`` figures from a ``usageMetadata`` object: all None
     (estimated) when there is none or it has no ``promptTokenCount`` (never
     0 for a real call); else a count missing from it is 0 (see the module
-    docstring)."""
+    docstring), except ``candidatesTokenCount`` when the answer has text or
+    calls (``answered``): those cost tokens, so a missing count was not
+    sent (a stream whose only usageMetadata came before the answer, a proxy
+    that drops it), and the output is estimated rather than recorded as 0."""
     if not isinstance(metadata, dict) or token_count(metadata.get("promptTokenCount")) is None:
         return {}
     counts = {key: token_count(metadata.get(key, 0)) for key in (
         "promptTokenCount", "toolUsePromptTokenCount", "cachedContentTokenCount", "candidatesTokenCount",
         "thoughtsTokenCount")}
+    if answered and "candidatesTokenCount" not in metadata:
+        counts["candidatesTokenCount"] = None
 
     def total(*keys):
         return None if any(counts[key] is None for key in keys) else sum(counts[key] for key in keys)
@@ -221,7 +226,7 @@ class GeminiAdapter(BaseLLMAdapter):
         return LLMResponse(
             content=text or None, tool_calls=calls,
             usage=self.usage(messages, tools, text, calls, self._thoughts(parts),
-                             **_reported(data.get("usageMetadata"))),
+                             **_reported(data.get("usageMetadata"), bool(text or calls))),
             model=data.get("modelVersion") or model, finish_reason=finish)
 
     def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
@@ -234,7 +239,7 @@ class GeminiAdapter(BaseLLMAdapter):
         schemas = self._schemas(tools)
         lines = stream_lines(url, self._headers(), self._body(messages, tools, **kwargs), self.config.timeout)
         for event in sse_json_events(lines):
-            usage.update(event.get("usageMetadata") if isinstance(event.get("usageMetadata"), dict) else {})
+            merge_reported(usage, event.get("usageMetadata"))
             if not event.get("candidates"):
                 if isinstance(event.get("promptFeedback"), dict) and event["promptFeedback"].get("blockReason"):
                     raise LLMError(f"Gemini blocked the prompt: {event['promptFeedback']['blockReason']}")
@@ -254,7 +259,8 @@ class GeminiAdapter(BaseLLMAdapter):
             raise LLMError(f"Gemini stopped the answer: {candidate.get('finishReason')}")
         yield LLMStreamChunk(
             tool_calls=calls, finish_reason=finish,
-            usage=self.usage(messages, tools, "".join(text), calls, "".join(thoughts), **_reported(usage)),
+            usage=self.usage(messages, tools, "".join(text), calls, "".join(thoughts),
+                             **_reported(usage, bool(text or calls))),
             model=model)
 
     def embed(self, texts: list[str]) -> list[list[float]]:

@@ -31,6 +31,19 @@ def token_count(value) -> int | None:
     return min(value, MAX_TOKEN_COUNT)
 
 
+def merge_reported(figures: dict, update) -> None:
+    """Fold a streamed usage object ``update`` into ``figures``, the usage
+    read so far: a later figure replaces an earlier one (Anthropic's
+    ``message_delta`` and Gemini's ``usageMetadata`` are cumulative), but a
+    ``null`` never erases one already read: Anthropic's MessageDeltaUsage
+    sends its input and cache figures as optional (null when unknown), and
+    proxies re-serialize Gemini's omitted counts as null. Anything but an
+    object is ignored."""
+    for key, value in (update.items() if isinstance(update, dict) else ()):
+        if value is not None or key not in figures:
+            figures[key] = value
+
+
 @dataclass(frozen=True)
 class Usage:
     """Tokens of one LLM call.
@@ -98,19 +111,25 @@ def measured_usage(estimate_input, estimate_output, *, input_tokens=None, cache_
     reasoning text included when the provider returned it);
     ``estimate_reasoning()`` that of the reasoning text the provider
     returned, or None when it returned none. They are called only for a
-    missing figure. A total of 0 counts as missing when it cannot be true
-    (servers that do not count send zeros): an input of 0 always (every
-    call sends a prompt), an output of 0 when the answer has text or calls.
-    A missing cache figure is 0: a provider that reports no cache use bills
-    none. A missing reasoning figure is estimated from the reasoning text
-    when there is some, else 0 (nothing was reasoned in view; a hidden
-    count stays inside the reported output)."""
+    missing figure, and an estimated total is at least the reported parts
+    of it. A total of 0 counts as missing when it cannot be true (servers
+    that do not count send zeros): an input of 0 always (every call sends a
+    prompt), an output of 0 when the answer has text or calls. A missing
+    cache figure is 0: a provider that reports no cache use bills none. A
+    missing reasoning figure is estimated from the reasoning text when
+    there is some, else 0 (nothing was reasoned in view; a hidden count
+    stays inside the reported output)."""
     estimated = set()
+    # An estimated total is never below the parts the provider did report (a proxy that drops
+    # prompt_tokens but keeps cached_tokens, Anthropic cache figures without input_tokens, hidden
+    # reasoning reported without completion_tokens): else Usage would cut the reported parts to the
+    # tokenizer's count of the visible text (tests/test_usage_hostile.py).
     if not token_count(input_tokens):
-        input_tokens = estimate_input()
+        input_tokens = max(estimate_input(),
+                           (token_count(cache_read_tokens) or 0) + (token_count(cache_write_tokens) or 0))
         estimated.add("input_tokens")
     if token_count(output_tokens) is None or (token_count(output_tokens) == 0 and estimate_output()):
-        output_tokens = estimate_output()
+        output_tokens = max(estimate_output(), token_count(reasoning_tokens) or 0)
         estimated.add("output_tokens")
     if token_count(reasoning_tokens) is None:
         reasoning_tokens = estimate_reasoning() if estimate_reasoning else None
