@@ -36,20 +36,22 @@ class AgenticAiLlmProviderPricing(models.Model):
         digits=PER_TOKEN, help="USD per input token written to the provider's prompt cache.")
     cost_per_output_token = fields.Float(digits=PER_TOKEN, help="USD per output token, reasoning included.")
     input_price_per_million = fields.Float(
-        string="Input", digits=PER_MILLION, compute="_compute_prices_per_million", inverse="_inverse_prices",
-        help="USD per million input tokens not read from the cache.")
+        string="Input", digits=PER_MILLION, compute="_compute_prices_per_million",
+        inverse="_inverse_input_price", help="USD per million input tokens not read from the cache.")
     cache_read_price_per_million = fields.Float(
         string="Cached input (read)", digits=PER_MILLION, compute="_compute_prices_per_million",
-        inverse="_inverse_prices",
+        inverse="_inverse_cache_read_price",
         help="USD per million input tokens read from the prompt cache (OpenAI cached_tokens, Anthropic "
              "cache_read_input_tokens, Gemini cachedContentTokenCount). Left at 0 on a new provider: the input "
              "price; while equal to the input price it follows it.")
     cache_write_price_per_million = fields.Float(
-        string="Cache write", digits=PER_MILLION, compute="_compute_prices_per_million", inverse="_inverse_prices",
+        string="Cache write", digits=PER_MILLION, compute="_compute_prices_per_million",
+        inverse="_inverse_cache_write_price",
         help="USD per million input tokens written to the prompt cache (Anthropic cache_creation_input_tokens). "
              "Left at 0 on a new provider: the input price; while equal to the input price it follows it.")
     output_price_per_million = fields.Float(
-        string="Output", digits=PER_MILLION, compute="_compute_prices_per_million", inverse="_inverse_prices",
+        string="Output", digits=PER_MILLION, compute="_compute_prices_per_million",
+        inverse="_inverse_output_price",
         help="USD per million output tokens; reasoning and thinking tokens are billed as output.")
 
     def init(self):
@@ -67,9 +69,27 @@ class AgenticAiLlmProviderPricing(models.Model):
             for per_token, per_million in PRICE_FIELDS:
                 provider[per_million] = round(provider[per_token] * 1_000_000, 8)
 
-    def _inverse_prices(self):
+    # One inverse per price: Odoo calls an inverse method for the fields written with it, and while they are
+    # written it protects every field of their compute method (all four prices), so a sibling read there is
+    # not computed but 0. With one shared inverse, saving the form after editing one price set the three
+    # others to 0 (tests/test_usage_hostile.py test_prices_in_the_provider_form). The price per token is
+    # written past this model's ``write``: the cache prices follow the input price there, once per save.
+    def _set_price_per_token(self, per_million):
+        per_token = {m: t for t, m in PRICE_FIELDS}[per_million]
         for provider in self:
-            provider.write({per_token: provider[per_million] / 1_000_000 for per_token, per_million in PRICE_FIELDS})
+            super(AgenticAiLlmProviderPricing, provider).write({per_token: provider[per_million] / 1_000_000})
+
+    def _inverse_input_price(self):
+        self._set_price_per_token("input_price_per_million")
+
+    def _inverse_cache_read_price(self):
+        self._set_price_per_token("cache_read_price_per_million")
+
+    def _inverse_cache_write_price(self):
+        self._set_price_per_token("cache_write_price_per_million")
+
+    def _inverse_output_price(self):
+        self._set_price_per_token("output_price_per_million")
 
     @api.model_create_multi
     def create(self, vals_list):
