@@ -23,6 +23,7 @@ from . import test_llm_adapters
 from . import test_llm_tool_calls
 from . import test_llm_failures
 from . import test_usage_cost
+from . import test_usage_hostile
 from . import test_chat_controller
 from . import test_business_flows
 from . import test_rate_limits

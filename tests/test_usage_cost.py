@@ -12,7 +12,7 @@ adapter and through the engine's LLM call into the execution log, the
 thread statistics and the cost report."""
 import psycopg2.errors
 
-from odoo.tests import tagged
+from odoo.tests import Form, tagged
 from odoo.tools import mute_logger
 
 from ..engine.audit import AuditTrail
@@ -291,6 +291,19 @@ class TestUsageAndCost(AdapterCase):
         with self.assertRaises(psycopg2.errors.CheckViolation), self.env.cr.savepoint(), mute_logger("odoo.sql_db"):
             provider.cache_read_price_per_million = -1
             provider.flush_recordset()
+
+    def test_cache_prices_follow_the_input_price_in_the_form(self):
+        with Form(self.env["agentic.ai.llm.provider"]) as form:
+            form.name, form.provider_type, form.default_model = "Form", "openai", "gpt-4o"
+            form.input_price_per_million, form.output_price_per_million = 2.0, 8.0
+        provider = form.record
+        self.assertEqual((provider.cache_read_price_per_million, provider.cache_write_price_per_million), (2.0, 2.0))
+        with Form(provider) as form:
+            form.input_price_per_million = 1.25
+            form.cache_write_price_per_million = 1.5
+        self.assertEqual((provider.input_price_per_million, provider.cache_read_price_per_million,
+                          provider.cache_write_price_per_million, provider.output_price_per_million),
+                         (1.25, 1.25, 1.5, 8.0))
 
     def test_providers_priced_before_keep_their_prices(self):
         """Prices per token as before; at upgrade, cache prices (new, NULL
