@@ -247,7 +247,8 @@ class GeminiAdapter(BaseLLMAdapter):
             candidate = self._candidate(event)
             parts = self._parts(candidate)
             piece = self._text(parts)
-            thoughts.append(self._thoughts(parts))
+            if thought := self._thoughts(parts):
+                thoughts.append(thought)
             if piece:
                 text.append(piece)
                 yield LLMStreamChunk(content=piece, model=model)

@@ -176,7 +176,8 @@ class OpenAIAdapter(BaseLLMAdapter):
                 delta = choice.get("delta") if isinstance(choice, dict) else None
                 if not isinstance(delta, dict):
                     continue
-                reasoning.append(_reasoning(delta))
+                if thought := _reasoning(delta):
+                    reasoning.append(thought)
                 piece_text = _text(delta.get("content"))
                 if piece_text:
                     text.append(piece_text)

@@ -84,10 +84,6 @@ class Usage:
         return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
 
     @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    @property
     def is_estimated(self) -> bool:
         """True when any figure is our estimate rather than the provider's."""
         return bool(self.estimated)
@@ -128,9 +124,12 @@ def measured_usage(estimate_input, estimate_output, *, input_tokens=None, cache_
         input_tokens = max(estimate_input(),
                            (token_count(cache_read_tokens) or 0) + (token_count(cache_write_tokens) or 0))
         estimated.add("input_tokens")
-    if token_count(output_tokens) is None or (token_count(output_tokens) == 0 and estimate_output()):
-        output_tokens = max(estimate_output(), token_count(reasoning_tokens) or 0)
-        estimated.add("output_tokens")
+    reported_output = token_count(output_tokens)
+    if not reported_output:
+        counted = estimate_output()
+        if reported_output is None or counted:
+            output_tokens = max(counted, token_count(reasoning_tokens) or 0)
+            estimated.add("output_tokens")
     if token_count(reasoning_tokens) is None:
         reasoning_tokens = estimate_reasoning() if estimate_reasoning else None
         if reasoning_tokens:

@@ -228,18 +228,13 @@ def anthropic_stream(request: dict, reply: dict, model: str) -> list[tuple[str, 
         start["usage"] = {**usage, "output_tokens": 1}
     events = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
-        if block["type"] == "thinking":
+        kind = block["type"]
+        if kind in ("text", "thinking"):  # streamed word by word as text_delta / thinking_delta
             events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                   "content_block": {"type": "thinking", "thinking": ""}}))
-            for piece in words(block["thinking"]):
+                                                   "content_block": {"type": kind, kind: ""}}))
+            for piece in words(block[kind]):
                 events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                       "delta": {"type": "thinking_delta", "thinking": piece}}))
-        elif block["type"] == "text":
-            events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                                   "content_block": {"type": "text", "text": ""}}))
-            for piece in words(block["text"]):
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                       "delta": {"type": "text_delta", "text": piece}}))
+                                                       "delta": {"type": f"{kind}_delta", kind: piece}}))
         else:
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
                 "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
