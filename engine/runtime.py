@@ -24,6 +24,7 @@ from .executor import Executor
 from .llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
 from .memory_manager import MemoryManager
 from .observer import Observer
+from .provenance import Provenance, field_info_of
 from .rate_limits import check as check_rate_limits
 from .run_context import build_run_context
 from .runtime_confirmation import ConfirmationSteps
@@ -103,7 +104,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             return self._guarded(self._start_turn, user_message)
 
     def _start_turn(self, user_message: str) -> AgentResult:
-        self.transcript = Transcript(self.thread, on_row=self._row_event)
+        self.transcript = self._load_transcript()
         if self.thread.state == "waiting_confirmation":
             self._close_pending(self.env._("the user sent a new message instead of answering"))
             close_open_plans(self.thread, "cancelled", self.env._("the user sent a new message instead of answering"))
@@ -119,6 +120,14 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             return self._plan_and_execute(user_message.strip(), reason)
         return self._react_loop()
 
+    def _load_transcript(self) -> Transcript:
+        """The thread's transcript, its rows fed to this run's provenance
+        (engine/provenance.py): the agent's configuration counts as the
+        user's words."""
+        provenance = Provenance(tools=self.context.tools, field_info=field_info_of(self.executor.env))
+        provenance.see_user_words(self.context.system_prompt)
+        return Transcript(self.thread, on_row=self._row_event, provenance=provenance)
+
     def _prepare_prompt(self, query: str) -> None:
         """This turn's system prompt: the agent's, then what is remembered
         about the user and the knowledge found for ``query`` (spec §4.2
@@ -128,10 +137,20 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         prompt = self.memory.inject_memories(self.context.system_prompt, query)
         self.system_prompt, self.references = self.memory.inject_rag_context(
             prompt, query, self.context.knowledge_source_ids)
-        for source in dict.fromkeys(ref["source"] for ref in self.references):
-            label = f"the knowledge source {source}"
+        labels = [f"the knowledge source {source}" for source in dict.fromkeys(
+            ref["source"] for ref in self.references)]
+        provenance = self.transcript.provenance
+        for memory in self.memory.recalled:  # issue 23 point 3: memories are data unless the user wrote them
+            if memory._counts_as_words_of(self.thread.user_id):
+                provenance.see_user_words(memory.content)
+            else:
+                labels.append(f"the memory {memory.key}")
+        for label in labels:
+            provenance.see_read(label)
             if label not in self.transcript.untrusted:
                 self.transcript.untrusted.append(label)
+        if labels:  # consolidation never learns from a turn given read text (engine/memory_manager.py)
+            self.thread._mark_turn_given_read_text()
 
     def _answer(self, text: str, **usage):
         """Add the turn's answer (an assistant row) with the knowledge
@@ -232,7 +251,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 continue
             self.tool_call_count += 1
             result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted),
-                                                rejected=rejected)
+                                                rejected=rejected, provenance=self.transcript.provenance)
             if result.confirmation_needed:
                 request = self._pause(call.id, call.name, result)
                 for later in calls[index + 1:]:

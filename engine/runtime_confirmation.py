@@ -13,7 +13,6 @@ from odoo.exceptions import UserError
 from .agent_result import AgentResult
 from .confirmation import ConfirmationRequest, call_key
 from .runtime_plan import close_open_plans
-from .transcript import Transcript
 
 
 class ConfirmationSteps:
@@ -107,7 +106,7 @@ class ConfirmationSteps:
         """The paused call, with the transcript loaded; when it cannot be
         read, the turn ended with an error (an ``AgentResult``) so that the
         conversation is never left waiting for an answer nothing can take."""
-        self.transcript = Transcript(self.thread, on_row=self._row_event)
+        self.transcript = self._load_transcript()
         try:
             return ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
         except (ValueError, RecursionError):

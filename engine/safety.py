@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .intent import action_words
+from .provenance import Provenance, describe
 from .run_context import RunContext
 from .safety_rules import PROTECTED_PREFIX, Operation, domain_holds, is_configuration
 from .tool_spec import ToolSpec
@@ -54,17 +56,20 @@ class SafetyGuard:
         self.env = env  # the run's environment: rules with a domain read the records a call names
 
     def check(self, spec: ToolSpec, touched: tuple[str, ...], confirmed: bool = False,
-              params: dict | None = None, untrusted: tuple[str, ...] = ()) -> SafetyDecision:
+              params: dict | None = None, untrusted: tuple[str, ...] = (),
+              provenance: Provenance | None = None) -> SafetyDecision:
         """Run the chain in order, the first non-ALLOW verdict wins.
         ``touched`` are the models the call reaches (engine.touched_models);
         ``params`` its sanitized arguments; ``confirmed`` skips the
-        confirmation gate (the user approved this call); ``untrusted`` where
-        the free text from records the model has seen came from."""
+        confirmation gate (the user approved this call); ``provenance``
+        where the conversation's values came from (engine/provenance.py);
+        without it, ``untrusted`` (where the free text from records the
+        model has seen came from) makes every change ask."""
         decision = self._check_safety_rules(spec, touched, params or {})
         if decision.allowed:
             decision = self._check_model_access(touched)
         if decision.allowed and not confirmed:
-            decision = self._check_confirmation_needed(spec, touched, untrusted, params or {})
+            decision = self._check_confirmation_needed(spec, touched, untrusted, params or {}, provenance)
         return decision
 
     def _check_safety_rules(self, spec: ToolSpec, touched: tuple[str, ...], params: dict) -> SafetyDecision:
@@ -126,12 +131,15 @@ class SafetyGuard:
         return SafetyDecision(ALLOW)
 
     def _check_confirmation_needed(self, spec: ToolSpec, touched: tuple[str, ...],
-                                   untrusted: tuple[str, ...] = (), params: dict | None = None) -> SafetyDecision:
+                                   untrusted: tuple[str, ...] = (), params: dict | None = None,
+                                   provenance: Provenance | None = None) -> SafetyDecision:
         """A change of Odoo's configuration (users, groups, companies, ir.*
         settings: engine.safety_rules.CONFIGURATION_MODELS) always asks,
-        whatever the policy; so does any change once the conversation has
-        shown the model free text from records (unless the agent turns it
-        off: that text may carry instructions aimed at the model); tool-level
+        whatever the policy; so does, once the conversation has shown the
+        model read text, any change carrying a target or a value that did
+        not come from the user's words or from reads they asked for
+        (engine/provenance.py; unless the agent turns it off: read text may
+        carry instructions aimed at the model); tool-level
         ``requires_confirmation`` asks; the agent's
         ``require_confirmation`` asks for every write (``always``) or for
         destructive tools (``destructive``: high- and variable-risk by
@@ -146,7 +154,15 @@ class SafetyGuard:
         if configuration and not spec.read_only:
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes Odoo's configuration "
                                                     f"({', '.join(configuration)}): always asked", "configuration")
-        if untrusted and self.context.confirm_after_untrusted and not spec.read_only:
+        if provenance is not None and self.context.confirm_after_untrusted and not spec.read_only:
+            values = provenance.untrusted_values(spec.name, params or {})
+            if values:
+                seen = ", ".join(list(dict.fromkeys((*untrusted, *provenance.read_sources)))[:3])
+                return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} would write what did not come from your "
+                                                        f"words or from reads you asked for ({describe(values)}), "
+                                                        f"after the conversation showed the model read text "
+                                                        f"({seen}), which may carry instructions", "untrusted")
+        elif untrusted and self.context.confirm_after_untrusted and not spec.read_only:
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data after the conversation showed the "
                                                     f"model text from records ({', '.join(untrusted[:3])}), which "
                                                     "may carry instructions", "untrusted")
@@ -155,7 +171,23 @@ class SafetyGuard:
         if policy == "always" and not spec.read_only:
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} changes data ({spec.risk_level} risk): the "
                                                     "agent asks before every change", "policy")
-        if policy == "destructive" and (spec.is_destructive or _archives(spec, params)):
+        if policy == "destructive" and (spec.is_destructive or _archives(spec, params)) \
+                and not self._user_asked(spec, params or {}, provenance):
             return SafetyDecision(CONFIRM_REQUIRED, f"{spec.label} is a {spec.risk_level}-risk operation: the "
                                                     "agent asks before destructive changes", "policy")
         return SafetyDecision(ALLOW)
+
+    @staticmethod
+    def _user_asked(spec: ToolSpec, params: dict, provenance: Provenance | None) -> bool:
+        """Whether the user's own words ask for this destructive call, so the
+        ``destructive`` policy lets it run (issue 23 point 2): its action is
+        one of the forward steps of a business flow that the user's words
+        name (engine/intent.py: confirm, deliver, post, pay…; never a
+        deletion, an archive or a cancellation), and every target and value
+        it carries came from the user's words or from reads they asked for,
+        even before any read text (engine/provenance.py)."""
+        if provenance is None or _archives(spec, params):
+            return False
+        words = action_words(spec.name, params)
+        return bool(words) and provenance.asks_for(words) and not provenance.untrusted_values(
+            spec.name, params, strict=True)

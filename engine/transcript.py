@@ -10,16 +10,18 @@ gives the same messages as the ones kept."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 from ..llm import ToolCall
 from ..tools.registry import TOOL_NAME_RE
 from .confirmation import ConfirmationRequest
 from .history import HistoryFitter
+from .provenance import Provenance
 
 TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
 ROW_FIELDS = ("role", "content", "tool_call_id", "tool_call_id_generated", "tool_provider_data", "tool_name",
-              "tool_arguments", "untrusted_content", "tool_status")
+              "tool_arguments", "untrusted_content", "tool_status", "tool_result_data", "references")
 
 
 class MessageFolder:
@@ -53,11 +55,16 @@ class MessageFolder:
 
 class Transcript:
     """One turn's view of ``thread``'s transcript: ``messages`` for the LLM,
-    the ids of the rows this turn added, and the tool-call ids in use."""
+    the ids of the rows this turn added, and the tool-call ids in use.
+    ``provenance`` (engine/provenance.py), when given, is fed every row in
+    order, read and added: the user's words, the results and what they
+    trust."""
 
-    def __init__(self, thread, on_row=None):
+    def __init__(self, thread, on_row=None, provenance: Provenance | None = None):
         self.thread = thread
         self.on_row = on_row  # called with each row this turn adds
+        self.provenance = provenance
+        self._approved_calls: set[str] = set()
         self._folder = MessageFolder()
         rows = thread.message_ids.sorted("id")
         rows.fetch(ROW_FIELDS)
@@ -78,6 +85,12 @@ class Transcript:
         webhook = thread.sudo().webhook_id if "webhook_id" in thread._fields else None
         if webhook:
             self.untrusted.insert(0, f"messages sent by the outside system {webhook.name}")
+        if provenance is not None:
+            if webhook:  # nobody at the keyboard: its messages are data, and every write waits for a person
+                provenance.automated = True
+                provenance.see_read(f"messages sent by the outside system {webhook.name}")
+            for row in rows:
+                self._see(row)
         # The calls the user rejected since their last message: ``[(tool, arguments)]``.
         self.rejected_calls: list[tuple[str, dict]] = []
         for row in rows:
@@ -107,8 +120,33 @@ class Transcript:
             system_prompt, messages = self._fitter.fit(messages, system_prompt, budget, self._folder.statuses)
         return [{"role": "system", "content": system_prompt}, *messages] if system_prompt else list(messages)
 
-    def _added(self, row):
+    def _see(self, row, data=None) -> None:
+        """Feed ``row`` to the provenance (``data``: a result's data as the
+        tool returned it; else read back from the row)."""
+        provenance = self.provenance
+        if provenance is None:
+            return
+        role = row.role
+        if role == "user" and not provenance.automated:
+            provenance.see_user_words(row.content or "")
+        elif role == "confirmation_response" and (row.content or "") == "approved":
+            self._approved_calls.add(row.tool_call_id)
+        elif role == "assistant" and row.references:
+            provenance.see_read("knowledge excerpts")
+        elif role == "tool_result":
+            if data is None and row.tool_result_data:
+                try:
+                    data = json.loads(row.tool_result_data)
+                except (ValueError, RecursionError):
+                    data = None
+            call = self.call_rows.get(row.tool_call_id)
+            provenance.see_call(row.tool_name or "", call._get_arguments() if call else {}, data,
+                                success=row.tool_status == "done", approved=row.tool_call_id in self._approved_calls,
+                                error=row.content or "" if row.tool_status != "done" else "")
+
+    def _added(self, row, data=None):
         self._folder.add(row)
+        self._see(row, data)
         self.new_ids.append(row.id)
         if self.on_row:
             self.on_row(row)
@@ -137,7 +175,7 @@ class Transcript:
             self.rejected_calls.append((tool_name, self.call_rows[call_id]._get_arguments()))
         row = self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
                                                       status=status, call=self.call_rows.get(call_id),
-                                                      untrusted=bool(untrusted)))
+                                                      untrusted=bool(untrusted)), data)
         self.result_rows[call_id] = row
         return row
 

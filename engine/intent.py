@@ -1,0 +1,47 @@
+"""The actions a user's words name (issue 23, point 2): under the default
+policy (``destructive``) a high- or variable-risk call runs without a
+question when the user's own words name its action and every target and
+value it carries came from the user (engine/provenance.py); any other
+destructive call asks, as before.
+
+Only the forward steps of Odoo's business flows are listed: confirming a
+sale, approving a purchase, validating a transfer, posting an invoice,
+registering a payment, finishing a production. Deleting, archiving,
+cancelling, resetting to draft and every other method always ask under
+this policy. Words are matched on the first five letters of a word of the
+user's (``deliver`` for "delivered"), Chinese and Japanese by characters.
+The words are the user's, never read text: an instruction planted in a
+record cannot make a call ask less."""
+from __future__ import annotations
+
+# Tool name -> the words that name its action.
+TOOL_ACTIONS = {
+    "confirm_sale_order": ("confirm", "sell", "sold", "确认", "销售", "卖"),
+    "approve_purchase_order": ("approve", "confirm", "buy", "purchase", "审批", "批准", "确认", "采购", "购买"),
+    "post_invoice": ("post", "validate", "过账"),
+    "register_payment": ("pay", "paid", "payment", "settle", "付款", "支付", "收款", "结算"),
+    "create_internal_transfer": ("transfer", "move", "调拨", "移库"),
+}
+
+# Method of odoo_method_call -> the words that name it (spec 000 §5.1's allow list, forward steps only).
+METHOD_ACTIONS = {
+    "action_confirm": ("confirm", "确认"),
+    "button_confirm": ("confirm", "approve", "buy", "purchase", "确认", "采购"),
+    "button_approve": ("approve", "审批", "批准"),
+    "button_validate": ("validate", "deliver", "ship", "receive", "transfer", "交付", "发货", "收货", "验证"),
+    "action_assign": ("reserve", "availab", "预留"),
+    "action_post": ("post", "过账"),
+    "button_mark_done": ("done", "finish", "produce", "manufactur", "完成", "生产"),
+    "action_approve": ("approve", "审批", "批准"),
+    "action_set_won": ("won", "win", "赢"),
+}
+
+
+def action_words(tool: str, params) -> tuple[str, ...]:
+    """The words that name what a call of ``tool`` with ``params`` does;
+    empty when its action is not one a user's words may ask for without a
+    question (see the module docstring)."""
+    if tool == "odoo_method_call":
+        method = params.get("method") if isinstance(params, dict) else None
+        return METHOD_ACTIONS.get(method, ()) if isinstance(method, str) else ()
+    return TOOL_ACTIONS.get(tool, ())
