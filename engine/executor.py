@@ -70,6 +70,10 @@ def _fitted(snapshots: list[dict], overflow: int) -> list[dict]:
     return kept + ([{"records_not_kept": dropped}] if dropped else [])
 
 
+class _WouldRun(Exception):
+    """Ends the dry run of a call that ran through (``Executor._fails_anyway``)."""
+
+
 @dataclass(frozen=True)
 class ExecutionResult:
     """Outcome of one tool call (spec §4.6). ``data`` is the tool's
@@ -101,13 +105,14 @@ class Executor:
         self.audit = audit or AuditTrail(thread)
 
     def execute_call(self, call: ToolCall, finish_reason: str = "", untrusted: tuple[str, ...] = (),
-                     rejected: frozenset[str] = frozenset()) -> ExecutionResult:
+                     rejected: frozenset[str] = frozenset(), provenance=None) -> ExecutionResult:
         """Run a call as the model sent it. A call that cannot be run (a
         name or arguments the model got wrong) gets an error result naming
         the problem, and is logged like any other. ``untrusted``: where the
         free text from records the model has seen so far came from;
         ``rejected``: the ``call_key`` of the calls the user rejected in
-        this turn, refused again without asking."""
+        this turn, refused again without asking; ``provenance`` where the
+        conversation's values came from (engine/provenance.py)."""
         if call.parse_error and call.parse_error.startswith("invalid tool name"):
             error = f"{call.parse_error}; call only: {', '.join(sorted(self.context.tools))}"
         elif call.parse_error:
@@ -116,20 +121,21 @@ class Executor:
             error = f"the arguments of {call.name} are not valid JSON, nothing was run: {call.parse_error}.{cut}"
         else:
             return self.execute(call.name, call.arguments, tool_call_id=call.id, untrusted=untrusted,
-                                rejected=rejected)
+                                rejected=rejected, provenance=provenance)
         return self._record(call.name, call.raw_arguments or call.arguments, (), time.monotonic(),
                             ExecutionResult(False, error=error), call.id)
 
     def execute(self, tool_name: str, params, *, confirmed: bool = False, tool_call_id: str = "",
                 untrusted: tuple[str, ...] = (), rejected: frozenset[str] = frozenset(),
-                approved_operations: tuple[dict, ...] = ()) -> ExecutionResult:
+                approved_operations: tuple[dict, ...] = (), provenance=None) -> ExecutionResult:
         """Run tool ``tool_name`` of the run with ``params``. ``confirmed``
         means the user approved this very call, so the confirmation gate is
         skipped and the ORM operations the call declares are approved, as
         are ``approved_operations`` (signatures, engine/operation_guard.py:
         the operations met inside the tool that the user was shown);
         ``tool_call_id`` links the log row to the transcript;
-        ``untrusted`` and ``rejected`` as for ``execute_call``. A call that
+        ``untrusted``, ``rejected`` and ``provenance`` as for
+        ``execute_call``. A call that
         needs confirmation is not run and not logged (the thread logs the
         request)."""
         started = time.monotonic()
@@ -151,11 +157,15 @@ class Executor:
                 False, error=f"[CONFIRMATION_REJECTED] the user already rejected this exact call of {tool_name} in "
                              "this request; it was not run and will not be asked again. Do something else, or ask "
                              "the user what they want."), tool_call_id)
-        decision = self.guard.check(spec, touched, confirmed=confirmed, params=params, untrusted=untrusted)
+        decision = self.guard.check(spec, touched, confirmed=confirmed, params=params, untrusted=untrusted,
+                                    provenance=provenance)
         if decision.verdict == DENY:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
+            failure = self._fails_anyway(spec, params)
+            if failure is not None:  # never ask to approve a call that cannot run (issue 23 point 5)
+                return self._record(tool_name, params, touched, started, failure, tool_call_id)
             preview = self._preview(spec, params, touched)
             return self._ask(decision.reason, decision.source, params, preview,
                              (*approved_operations, *self._declared_operations(spec, params, touched)))
@@ -190,6 +200,31 @@ class Executor:
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
                 return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot, level="error")
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
+
+    def _fails_anyway(self, spec: ToolSpec, params: dict) -> ExecutionResult | None:
+        """The failure of a call that waits for confirmation when it could
+        not run anyway (a name matching no record or several, a value Odoo
+        refuses, a safety rule), found by running it in a savepoint that is
+        always rolled back; None when it would run (then the user is asked)
+        or when it is not one of the addon's own tools (code the addon does
+        not own may act outside the database, so it never runs unapproved)."""
+        if spec.function is None:
+            return None
+        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, (), self.env)
+        sources: list[str] = []
+        try:
+            with self.env.cr.savepoint(), guarding(operations), collecting() as sources:
+                spec.function(self.env, **params)
+                raise _WouldRun
+        except _WouldRun:
+            return None
+        except Exception as exc:  # noqa: BLE001 - the call's failure, as running it would give it
+            if operations.confirmations and not operations.refusals:
+                return None
+            error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
+            if not is_refusal(error, spec.function):
+                return None  # a bug in the tool: the user is asked, and the approved run reports it
+            return ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
 
     @staticmethod
     def _ask(reason: str, source: str, params: dict, preview: dict, approves: tuple) -> ExecutionResult:

@@ -127,11 +127,12 @@ def _records(model, record_ids):
     if not isinstance(record_ids, list) or not record_ids or not all(
             isinstance(i, int) and not isinstance(i, bool) for i in record_ids):
         raise ToolError("record_ids must be a non-empty list of integer ids")
-    records = model.browse(record_ids).exists()
-    missing = sorted(set(record_ids) - set(records.ids))
+    # Missing and unreadable records get one answer: telling them apart would say which ids exist.
+    readable = model.with_context(active_test=False).search([("id", "in", record_ids)])
+    missing = sorted(set(record_ids) - set(readable.ids))
     if missing:
-        raise ToolError(f"{model._name} records {missing} do not exist (they may have been deleted)")
-    return records
+        raise ToolError(f"{model._name} records {missing} do not exist or you may not read them")
+    return model.browse(list(dict.fromkeys(record_ids)))
 
 
 def _values(model, values, path: str = "") -> dict:
