@@ -13,10 +13,11 @@ from datetime import timedelta
 
 import psycopg2
 
-from odoo import api, fields, models
+from odoo import SUPERUSER_ID, api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import SQL
 
+from ..engine.memory_manager import CONSOLIDATION_SOURCE
 from ..engine.text import clean_text
 
 _logger = logging.getLogger(__name__)
@@ -231,6 +232,23 @@ class AgenticAiMemory(models.Model):
             existing.write(vals)
             return existing
         return self.create(vals)
+
+    def _counts_as_words_of(self, user):
+        """Whether this memory's text counts as ``user``'s own words for the
+        guard (issue 23 point 3; engine/provenance.py): last written by that
+        user, their own memory, or by an AI administrator (any scope);
+        never a memory learnt by consolidation or last written by the
+        superuser, nor a shared memory written by an operator. Any other
+        memory reaches the model as data, and a turn given one counts as a
+        turn given read text."""
+        self.ensure_one()
+        memory = self.sudo()
+        writer = memory.write_uid
+        if not writer or writer.id == SUPERUSER_ID or (memory.source or "").startswith(CONSOLIDATION_SOURCE):
+            return False
+        if memory.scope != "global" and writer == memory.user_id == user:
+            return True
+        return writer.has_group("agentic_ai.group_agentic_ai_admin")
 
     @api.model
     def recall(self, query, user, agent=None, thread=None, limit=5):

@@ -183,6 +183,17 @@ class AgenticAiThread(models.Model):
         return message.sudo(False)
 
     @api.private
+    def _mark_turn_given_read_text(self):
+        """Mark the latest user message: its turn was given read text
+        (memories not written by the user's hand, knowledge excerpts), so
+        memory consolidation leaves that turn out (issue 23 point 3)."""
+        self.ensure_one()
+        row = self.env["agentic.ai.thread.message"].sudo().search(
+            [("thread_id", "=", self.id), ("role", "=", "user")], order="id desc", limit=1)
+        if row and not row.untrusted_content:
+            row.untrusted_content = True
+
+    @api.private
     def add_user_message(self, content):
         """Append the user's message; returns the message record."""
         return self._add_message("user", content)
