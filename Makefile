@@ -5,7 +5,7 @@ demo:
 	bash dev/demo.sh
 test:
 	bash dev/test.sh
-verify-log:  # make verify-log [DB=name]: exit 1 when the execution log chain is broken
-	bash dev/verify_log.sh $(DB)
+verify-log:  # make verify-log [DB=name] [HEADS=file]: exit 1 when the execution log chain is broken
+	bash dev/verify_log.sh "$(DB)" $(if $(HEADS),--heads $(HEADS))
 stop-db:
 	.venv/bin/python dev/pg.py --stop

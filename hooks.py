@@ -1,4 +1,5 @@
 """Module hooks (``__manifest__.py``)."""
+from .engine.log_chain import drop_head_table
 from .engine.vector_store import drop_storage, ensure_extension
 
 
@@ -9,6 +10,8 @@ def post_init_hook(env):
 
 
 def uninstall_hook(env):
-    """At uninstall: the knowledge vector tables, which are not tables of
-    Odoo models (engine/vector_store.py)."""
+    """At uninstall: the knowledge vector tables and the execution log's
+    head table, which are not tables of Odoo models (engine/vector_store.py,
+    engine/log_chain.py)."""
     drop_storage(env.cr)
+    drop_head_table(env.cr)

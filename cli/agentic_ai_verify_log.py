@@ -5,8 +5,11 @@ Odoo 19 finds the command in an addon's ``cli/`` folder when the addons
 path is given before the command name (odoo/cli/command.py). Prints one
 line per company (rows checked, head seq and hash, or the first broken
 row and why) and exits 1 when a chain is broken, 2 when the database has
-no agentic_ai, else 0. Reads only; writes nothing."""
+no agentic_ai, else 0. ``--heads FILE`` compares each chain with the heads
+a former run printed (its output saved outside the database): a chain
+rewritten or cut since then fails. Reads only; writes nothing."""
 import optparse
+import re
 import sys
 
 from odoo import api
@@ -25,6 +28,8 @@ class AgenticAiVerifyLog(Command):
         group = optparse.OptionGroup(parser, "Verify the execution log")
         group.add_option("--company", dest="agentic_ai_company", type="int",
                          help="id of the one company to verify (default: every company)")
+        group.add_option("--heads", dest="agentic_ai_heads",
+                         help="a file holding this command's earlier output: each chain must still hold that head")
         parser.add_option_group(group)
         opt = config.parse_config(cmdargs + ["--no-http"], setup_logging=True)
         if len(config["db_name"]) != 1:
@@ -34,11 +39,29 @@ class AgenticAiVerifyLog(Command):
             if "agentic.ai.execution.log" not in env:
                 sys.stderr.write("agentic_ai is not installed in this database\n")
                 sys.exit(2)
-            results = env["agentic.ai.execution.log"].verify_chain(opt.agentic_ai_company)
+            heads = read_heads(opt.agentic_ai_heads) if opt.agentic_ai_heads else {}
+            results = env["agentic.ai.execution.log"].verify_chain(opt.agentic_ai_company, expected_heads=heads)
             cr.rollback()
         for result in results:
             sys.stdout.write(describe(result) + "\n")
         sys.exit(0 if all(result["ok"] for result in results) else 1)
+
+
+HEAD_RE = re.compile(r"^company (\d+):.* head seq (\d+) hash ([0-9a-f]{64})\s*$")
+
+
+def read_heads(path):
+    """``{company_id: (seq, hash)}`` from a file of this command's output
+    lines (the ``ok, head seq N hash H`` ones); SystemExit when none."""
+    heads = {}
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            match = HEAD_RE.match(line.strip())
+            if match:
+                heads[int(match.group(1))] = (int(match.group(2)), match.group(3))
+    if not heads:
+        sys.exit(f"{path} holds no head line of agentic_ai_verify_log (\"company N: ... head seq S hash H\")")
+    return heads
 
 
 def describe(result):

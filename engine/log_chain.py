@@ -32,11 +32,21 @@ Concurrency cannot be exercised in a TransactionCase (one transaction);
 the guarantees above rest on the advisory lock, READ COMMITTED and the
 unique index ``(chain_company_id, chain_seq)``.
 
-What the chain proves: a row changed, deleted in the middle or re-numbered
-through SQL is found by ``verify``. Someone able to rewrite the table and
-recompute every later hash, or to delete the newest rows, is only caught by
+Each seal also records the company's head (seq, hash, row id) in a table
+of its own (``HEAD_TABLE``, issue 23 point 6), and a seal goes on only
+from that head: rows whose chain fields were cleared (to have them chained
+again with edited content) or the newest rows deleted leave the chain
+shorter than its recorded head, so the seal refuses to chain anything of
+that company and ``verify`` reports it, with the unsealed rows below the
+head. The purge verifies what it deletes and records a broken segment in
+its checkpoint, which ``verify`` reports from then on.
+
+What the chain proves: a row changed, deleted or re-numbered through SQL,
+or its chain fields cleared, is found by ``verify``. Someone able to
+rewrite the table, the head table and every later hash is only caught by
 comparing the head (seq, hash) that ``verify`` reports with a copy kept
-outside the database.
+outside the database (``verify(..., expected=...)``; ``make verify-log
+HEADS=file``).
 """
 from __future__ import annotations
 
@@ -53,6 +63,7 @@ _logger = logging.getLogger(__name__)
 
 TABLE = "agentic_ai_execution_log"
 CHECKPOINT_TABLE = "agentic_ai_execution_log_checkpoint"
+HEAD_TABLE = "agentic_ai_execution_log_head"  # per company: the head its last seal left (not an Odoo model)
 LOCK_CLASS = 0x41474C47  # first key of pg_advisory_xact_lock(class, company id)
 GENESIS = "0" * 64  # the "previous hash" of a company's first row
 BATCH = 5000  # rows read per query when verifying
@@ -121,6 +132,39 @@ def chain_start(cr, company_id: int) -> tuple[int, str]:
     return cr.fetchone() or (0, GENESIS)
 
 
+def ensure_head_table(cr) -> None:
+    """Create ``HEAD_TABLE`` when missing and record the head of every
+    company whose chain has none recorded yet (an upgrade from a version
+    without it). Called by the log model's ``init()``."""
+    cr.execute(SQL("CREATE TABLE IF NOT EXISTS %s (company_id integer PRIMARY KEY, last_seq integer NOT NULL, "
+                   "last_hash varchar NOT NULL, last_id integer, sealed_at timestamp without time zone "
+                   "NOT NULL DEFAULT (now() AT TIME ZONE 'UTC'))", SQL.identifier(HEAD_TABLE)))
+    cr.execute(SQL("SELECT DISTINCT chain_company_id FROM %s WHERE chain_seq IS NOT NULL AND chain_company_id "
+                   "NOT IN (SELECT company_id FROM %s)", SQL.identifier(TABLE), SQL.identifier(HEAD_TABLE)))
+    for (company_id,) in cr.fetchall():
+        seq, hash_ = chain_head(cr, company_id)
+        _record_head(cr, company_id, seq, hash_, None)
+
+
+def drop_head_table(cr) -> None:
+    """At uninstall (hooks.py): ``HEAD_TABLE`` is not an Odoo model's table."""
+    cr.execute(SQL("DROP TABLE IF EXISTS %s", SQL.identifier(HEAD_TABLE)))
+
+
+def recorded_head(cr, company_id: int) -> tuple[int, str] | None:
+    """``(seq, hash)`` the company's last seal recorded, or None."""
+    cr.execute(SQL("SELECT last_seq, last_hash FROM %s WHERE company_id = %s", SQL.identifier(HEAD_TABLE),
+                   company_id))
+    return cr.fetchone()
+
+
+def _record_head(cr, company_id: int, seq: int, hash_: str, row_id: int | None) -> None:
+    cr.execute(SQL("INSERT INTO %s (company_id, last_seq, last_hash, last_id) VALUES (%s, %s, %s, %s) "
+                   "ON CONFLICT (company_id) DO UPDATE SET last_seq = EXCLUDED.last_seq, last_hash = "
+                   "EXCLUDED.last_hash, last_id = EXCLUDED.last_id, sealed_at = now() AT TIME ZONE 'UTC'",
+                   SQL.identifier(HEAD_TABLE), company_id, seq, hash_, row_id))
+
+
 def chain_head(cr, company_id: int) -> tuple[int, str]:
     """``(seq, hash)`` of the company's last sealed row, or where its chain
     starts when no sealed row is left."""
@@ -129,6 +173,20 @@ def chain_head(cr, company_id: int) -> tuple[int, str]:
                    "ORDER BY chain_seq DESC LIMIT 1", SQL.identifier(TABLE), company_id))
     head = cr.fetchone()
     return head if head and head[0] > start[0] else start
+
+
+def _cut_short(cr, company_id: int, head: tuple[int, str]) -> str:
+    """Why the chain ending at ``head`` is not the one the last seal
+    recorded (its end deleted, or its chain fields cleared), or ``""``."""
+    recorded = recorded_head(cr, company_id)
+    if recorded is None or tuple(recorded) == tuple(head):
+        return ""
+    if recorded[0] > head[0]:
+        return (f"the chain was sealed up to number {recorded[0]} but ends at {head[0]}: rows at its end were "
+                "deleted or had their chain fields cleared")
+    if recorded[0] == head[0]:
+        return f"the chain's last row (number {head[0]}) is not the one its last seal recorded: it was rewritten"
+    return ""  # ahead of the record: a seal whose record was rolled back with it cannot happen; a lowered record
 
 
 def seal(env, company_ids=None) -> int:
@@ -163,6 +221,10 @@ def _seal_company(cr, company_id: int) -> int:
     if not rows:
         return 0
     seq, previous = chain_head(cr, company_id)
+    short = _cut_short(cr, company_id, (seq, previous))
+    if short:  # never re-chain over a cut: the rows stay unsealed and verify reports it
+        _logger.warning("Execution log chain of company %s not sealed: %s", company_id, short)
+        return 0
     values = []
     for row_id, digest in rows:
         seq += 1
@@ -170,6 +232,7 @@ def _seal_company(cr, company_id: int) -> int:
         values.append(SQL("(%s, %s, %s)", row_id, seq, previous))
     cr.execute(SQL("UPDATE %s SET chain_seq = v.seq, chain_hash = v.hash FROM (VALUES %s) AS v(id, seq, hash) "
                    "WHERE %s.id = v.id", SQL.identifier(TABLE), SQL(", ").join(values), SQL.identifier(TABLE)))
+    _record_head(cr, company_id, seq, previous, rows[-1][0])
     return len(rows)
 
 
@@ -190,7 +253,7 @@ def seal_committed(registry, company_ids) -> None:
                           sorted(company_ids))
 
 
-def verify(cr, company_id: int) -> dict:
+def verify(cr, company_id: int, expected: tuple[int, str] | None = None) -> dict:
     """Check the company's chain from its latest checkpoint.
 
     Returns ``{company_id, ok, rows_checked, unsealed, checkpoint_seq,
@@ -198,8 +261,12 @@ def verify(cr, company_id: int) -> dict:
     ``{id, seq, reason}``, the row of lowest seq that is wrong: a gap before
     it (rows missing), a hash that does not match its content and the
     previous row's hash (content changed), or a many2one changed or
-    cleared while its record still exists. ``unsealed`` counts committed
-    rows not chained yet (they prove nothing until sealed)."""
+    cleared while its record still exists; else (``id`` None) a chain
+    shorter than the head its last seal recorded (rows at its end deleted
+    or their chain fields cleared), a segment the purge found broken, or a
+    chain that no longer holds ``expected`` (a ``(seq, hash)`` kept outside
+    the database). ``unsealed`` counts committed rows not chained yet (they
+    prove nothing until sealed)."""
     start_seq, start_hash = chain_start(cr, company_id)
     seq, previous = start_seq, start_hash
     checked, broken = 0, None
@@ -230,10 +297,55 @@ def verify(cr, company_id: int) -> dict:
     cr.execute(SQL("SELECT count(*) FROM %s WHERE chain_company_id = %s AND chain_seq IS NULL",
                    SQL.identifier(TABLE), company_id))
     unsealed = cr.fetchone()[0]
+    purged = _broken_when_purged(cr, company_id)
+    if purged:
+        broken = purged
+    if broken is None:
+        short = _cut_short(cr, company_id, (seq, previous))
+        if short:
+            below = f"; {unsealed} rows are unsealed below that head" if unsealed else ""
+            broken = {"id": None, "seq": seq + 1, "reason": short + below}
+    if broken is None and expected is not None:
+        broken = _outside_head_mismatch(cr, company_id, expected, (seq, previous))
     if broken is None and unsealed:
         broken = _stale_unsealed(cr, company_id)
     return {"company_id": company_id, "ok": broken is None, "rows_checked": checked, "unsealed": unsealed,
             "checkpoint_seq": start_seq, "head": {"seq": seq, "hash": previous}, "first_broken": broken}
+
+
+def _broken_when_purged(cr, company_id: int) -> dict | None:
+    """The break the purge found in a segment it deleted (its checkpoint
+    keeps it), the earliest one, or None."""
+    cr.execute(SQL("SELECT broken_seq, broken_reason FROM %s WHERE company_id = %s AND broken_reason IS NOT NULL "
+                   "ORDER BY last_seq LIMIT 1", SQL.identifier(CHECKPOINT_TABLE), company_id))
+    row = cr.fetchone()
+    if not row:
+        return None
+    return {"id": None, "seq": row[0], "reason": f"purged while broken (the purge's checkpoint keeps it): {row[1]}"}
+
+
+def _outside_head_mismatch(cr, company_id: int, expected: tuple[int, str], head: tuple[int, str]) -> dict | None:
+    """Whether the chain still holds ``expected`` (seq, hash), a head kept
+    outside the database: the row of that number has that hash (or the
+    checkpoint that replaced it), and the chain reaches that far."""
+    seq, hash_ = int(expected[0]), str(expected[1])
+    if seq > head[0]:
+        return {"id": None, "seq": seq, "reason": (
+            f"the chain ends at number {head[0]}, before the head kept outside ({seq}): rows were removed")}
+    cr.execute(SQL("SELECT id, chain_hash FROM %s WHERE chain_company_id = %s AND chain_seq = %s",
+                   SQL.identifier(TABLE), company_id, seq))
+    row = cr.fetchone()
+    if row is None:  # purged since: the checkpoint at that number keeps its hash (else nothing to compare)
+        cr.execute(SQL("SELECT last_hash FROM %s WHERE company_id = %s AND last_seq = %s",
+                       SQL.identifier(CHECKPOINT_TABLE), company_id, seq))
+        checkpoint = cr.fetchone()
+        if checkpoint is None:
+            return None
+        row = (None, checkpoint[0])
+    if row[1] != hash_:
+        return {"id": row[0], "seq": seq, "reason": (
+            f"row number {seq} no longer has the hash kept outside ({hash_[:12]}…): the chain was rewritten")}
+    return None
 
 
 def _stale_unsealed(cr, company_id: int) -> dict | None:

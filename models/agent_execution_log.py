@@ -328,13 +328,15 @@ class AgenticAiExecutionLog(models.Model):
             "message": "\n".join(lines), "type": "danger" if broken else "success", "sticky": bool(broken)}}
 
     @api.model
-    def verify_chain(self, company=None):
+    def verify_chain(self, company=None, expected_heads=None):
         """Verify the hash chain of ``company`` (a res.company record or id;
         every company that has rows or checkpoints when None). AI
-        administrators only (AccessError otherwise). Returns a list, one
-        dict per company, as ``engine.log_chain.verify`` describes:
-        ``{company_id, ok, rows_checked, unsealed, checkpoint_seq, head:
-        {seq, hash}, first_broken: None | {id, seq, reason}}``."""
+        administrators only (AccessError otherwise). ``expected_heads``:
+        ``{company_id: (seq, hash)}``, heads kept outside the database that
+        each chain must still hold. Returns a list, one dict per company, as
+        ``engine.log_chain.verify`` describes: ``{company_id, ok,
+        rows_checked, unsealed, checkpoint_seq, head: {seq, hash},
+        first_broken: None | {id, seq, reason}}``."""
         if not (self.env.su or self.env.user.has_group("agentic_ai.group_agentic_ai_admin")):
             raise AccessError(self.env._("Only AI administrators can verify the execution log."))
         self.env.flush_all()
@@ -345,7 +347,14 @@ class AgenticAiExecutionLog(models.Model):
             company_ids = [company_id for (company_id,) in self.env.cr.fetchall() if company_id is not None]
         else:
             company_ids = [company if isinstance(company, int) else company.id]
-        return [log_chain.verify(self.env.cr, company_id) for company_id in company_ids]
+        expected_heads = expected_heads or {}
+        return [log_chain.verify(self.env.cr, company_id, expected_heads.get(company_id))
+                for company_id in company_ids]
+
+    def init(self):
+        """The table of each company's sealed head (engine/log_chain.py),
+        at install and upgrade."""
+        log_chain.ensure_head_table(self.env.cr)
 
     @api.model
     def _cron_purge_old_logs(self, days=90):
@@ -374,10 +383,19 @@ class AgenticAiExecutionLog(models.Model):
             last = self.env.cr.fetchone()
             if not last:
                 continue
+            # What is deleted is verified first: a broken segment is kept in the checkpoint, never hidden.
+            result = log_chain.verify(self.env.cr, company_id)
+            broken = result["first_broken"]
+            broken = broken if broken and broken["seq"] is not None and broken["seq"] <= last[0] else None
+            if broken:
+                _logger.warning("Purging a broken segment of company %s's execution log chain (kept in its "
+                                "checkpoint): %s", company_id, broken["reason"])
             old = self.sudo().search([("chain_company_id", "=", company_id), ("chain_seq", "<=", last[0])])
             old.with_context(agentic_ai_log_purge=True).unlink()
             self.env["agentic.ai.execution.log.checkpoint"].sudo().with_context(agentic_ai_log_purge=True).create({
-                "company_id": company_id, "last_seq": last[0], "last_hash": last[1], "rows_purged": len(old)})
+                "company_id": company_id, "last_seq": last[0], "last_hash": last[1], "rows_purged": len(old),
+                "broken_seq": (broken or {}).get("seq") or False,
+                "broken_reason": ((broken or {}).get("reason") or "")[:500] or False})
             count += len(old)
         _logger.info("Purged %s execution log rows older than %s days", count, days)
         return count

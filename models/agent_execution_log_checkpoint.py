@@ -23,6 +23,10 @@ class AgenticAiExecutionLogCheckpoint(models.Model):
     last_seq = fields.Integer(required=True, readonly=True, string="Last Purged Chain Number")
     last_hash = fields.Char(required=True, readonly=True, string="Its Hash")
     rows_purged = fields.Integer(readonly=True)
+    broken_seq = fields.Integer(readonly=True, string="Broken At",
+                                help="Chain number of the first broken row of the purged segment, if it was broken.")
+    broken_reason = fields.Char(readonly=True, help="Why the purged segment did not verify (issue 23 point 6): "
+                                                    "verification reports it from then on.")
 
     @api.model_create_multi
     def create(self, vals_list):
