@@ -3,6 +3,7 @@ from . import test_security
 from . import test_audit_chain
 from . import test_safety_rules
 from . import test_untrusted_content
+from . import test_provenance
 from . import test_confirmation
 from . import test_method_calls
 from . import test_safety_probes

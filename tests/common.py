@@ -170,8 +170,12 @@ class AgenticCase(AgenticSetupMixin, TransactionCase):
     def pending_deletion(self, name, user=None, reply="ok"):
         """A thread, run as ``user``, waiting for the confirmation of
         ``odoo_unlink`` on a new partner ``name``; the model then answers
-        ``reply``. Returns ``(thread, partner)``."""
+        ``reply``. Returns ``(thread, partner)``. ``user`` is given the right
+        to delete contacts: a deletion that could not run is not asked
+        about (issue 23 point 5)."""
         self.agent.require_confirmation = "destructive"
+        if user and not user.has_group("base.group_partner_manager"):
+            user.sudo().group_ids = [Command.link(self.env.ref("base.group_partner_manager").id)]
         partner = self.env["res.partner"].create({"name": name})
         self.script(tool_call("odoo_unlink", {"model": "res.partner", "record_ids": [partner.id]}, "call_del"),
                     {"content": reply})

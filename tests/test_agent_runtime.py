@@ -259,7 +259,7 @@ class TestAgentRuntime(AgenticCase):
         calls = [{"name": "odoo_create", "arguments": {"model": "res.partner", "values": {"name": f"Bulk {i}"}}}
                  for i in range(15)]
         self.script({"tool_calls": calls}, {"content": "ok"})
-        thread, _result = self.run_agent("create many")
+        thread, _result = self.run_agent("create the contacts " + ", ".join(f"Bulk {i}" for i in range(15)))
         self.assertEqual(self.env["res.partner"].search_count([("name", "=like", "Bulk %")]), 10)
         self.assertEqual(len(self.observations(thread)), 15, "each call gets an answer, run or not")
 

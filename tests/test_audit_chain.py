@@ -12,6 +12,7 @@ import logging
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tests.common import JsonRpcException
+from odoo.tools import SQL
 
 from ..engine import log_chain
 from .common import AgenticCase, AgenticSetupMixin
@@ -90,17 +91,30 @@ class TestAuditChain(ChainMixin, AgenticCase):
         result = self.verify(self.company_b)
         self.assertEqual((result["ok"], result["rows_checked"], result["unsealed"]), (True, 0, 2))
 
-    def test_a_row_unchained_by_sql_is_reported_once_stale(self):
+    def test_a_row_unchained_by_sql_is_reported_at_once(self):
         """Clearing the newest row's chain fields (so that the next seal
-        chains forged content) is reported once the row is old enough."""
+        chains forged content) leaves the chain short of its recorded head:
+        reported at once, not only once the row is old (issue 23 P-8)."""
         rows = self.rows(3, self.company_b).sorted("id")
         self.seal()
-        self.sql("UPDATE agentic_ai_execution_log SET chain_seq = NULL, chain_hash = NULL, output_data = 'x', "
-                 "create_date = create_date - interval '1 hour' WHERE id = %s", rows[2].id)
+        self.sql("UPDATE agentic_ai_execution_log SET chain_seq = NULL, chain_hash = NULL, output_data = 'x' "
+                 "WHERE id = %s", rows[2].id)
         result = self.verify(self.company_b)
         self.assertFalse(result["ok"])
-        self.assertEqual(result["first_broken"]["id"], rows[2].id)
+        self.assertEqual(result["first_broken"]["seq"], 3)
+        self.assertIn("sealed up to number 3 but ends at 2", result["first_broken"]["reason"])
+
+    def test_a_row_left_unsealed_is_reported_once_stale(self):
+        """A row whose seal never ran (a crash between the commits) is
+        chained by the next seal; verification reports it once it is old."""
+        rows = self.rows(1, self.company_b)
+        self.sql("UPDATE agentic_ai_execution_log SET create_date = create_date - interval '1 hour' WHERE id = %s",
+                 rows.id)
+        result = self.verify(self.company_b)
+        self.assertEqual(result["first_broken"]["id"], rows.id)
         self.assertIn("still not chained", result["first_broken"]["reason"])
+        self.seal()
+        self.assertTrue(self.verify(self.company_b)["ok"])
 
     def test_sql_update_of_content_is_found_at_that_row(self):
         rows = self.rows(4, self.company_b).sorted("id")
@@ -188,6 +202,77 @@ class TestAuditChain(ChainMixin, AgenticCase):
         self.assertTrue(self.verify(self.company_b)["ok"], "restored, the chain verifies again")
 
     # ------------------------------------------------------------- the purge
+    # ------------------------------------------------------------------ P-8
+    def test_P_8_clearing_the_newest_rows_chain_fields_never_reseals_edited_content(self):
+        """Issue 23 P-8: the attacker clears the chain fields of the two
+        newest rows and edits one; the next seal refuses to chain over the
+        cut, and verification reports it with the rows left below the head."""
+        rows = self.rows(3, self.company_b).sorted("id")
+        self.seal()
+        self.sql("UPDATE agentic_ai_execution_log SET chain_seq = NULL, chain_hash = NULL WHERE id IN %s",
+                 tuple(rows[1:].ids))
+        self.sql("UPDATE agentic_ai_execution_log SET output_data = '\"forged\"' WHERE id = %s", rows[2].id)
+        result = self.verify(self.company_b)
+        self.assertFalse(result["ok"])
+        self.assertIn("sealed up to number 3 but ends at 1", result["first_broken"]["reason"])
+        self.assertIn("2 rows are unsealed below that head", result["first_broken"]["reason"])
+        with self.assertLogs("odoo.addons.agentic_ai.engine.log_chain", "WARNING"):
+            self.seal()
+        self.assertEqual(rows.mapped("chain_seq"), [1, 0, 0], "nothing is chained again over the cut")
+        self.rows(1, self.company_b)
+        with self.assertLogs("odoo.addons.agentic_ai.engine.log_chain", "WARNING"):
+            self.seal()
+        self.assertFalse(self.verify(self.company_b)["ok"], "later rows do not hide the cut either")
+
+    def test_P_8_deleting_the_newest_rows_is_found(self):
+        rows = self.rows(3, self.company_b).sorted("id")
+        self.seal()
+        self.sql("DELETE FROM agentic_ai_execution_log WHERE id = %s", rows[2].id)
+        result = self.verify(self.company_b)
+        self.assertFalse(result["ok"])
+        self.assertIn("ends at 2", result["first_broken"]["reason"])
+
+    def test_P_8_purge_over_a_broken_segment_keeps_the_break_in_its_checkpoint(self):
+        rows = self.rows(4, self.company_b).sorted("id")
+        self.sql("UPDATE agentic_ai_execution_log SET create_date = now() - interval '100 days' WHERE id IN %s",
+                 tuple(rows[:3].ids))
+        self.seal()
+        self.sql("UPDATE agentic_ai_execution_log SET output_data = '\"forged\"' WHERE id = %s", rows[1].id)
+        with self.assertLogs("odoo.addons.agentic_ai.models.agent_execution_log", "WARNING"):
+            self.Log._cron_purge_old_logs(90)
+        self.assertEqual(rows.exists(), rows[3:], "the old segment is purged")
+        checkpoint = self.env["agentic.ai.execution.log.checkpoint"].search([("company_id", "=", self.company_b.id)])
+        self.assertEqual(checkpoint.broken_seq, 2)
+        self.assertIn("content changed", checkpoint.broken_reason)
+        result = self.verify(self.company_b)
+        self.assertFalse(result["ok"], "verification never turns green over a purged break")
+        self.assertIn("purged while broken", result["first_broken"]["reason"])
+
+    def test_P_8_a_chain_rewritten_inside_the_database_is_found_against_a_head_kept_outside(self):
+        """An attacker who rewrites the last row, its hash and the recorded
+        head passes the chain's own checks; the head kept outside does not."""
+        rows = self.rows(3, self.company_b).sorted("id")
+        self.seal()
+        kept = self.verify(self.company_b)["head"]
+        expected = {self.company_b.id: (kept["seq"], kept["hash"])}
+        self.sql("UPDATE agentic_ai_execution_log SET output_data = '\"forged\"' WHERE id = %s", rows[2].id)
+        self.env.cr.execute(SQL("SELECT %s FROM agentic_ai_execution_log WHERE id = %s",
+                                log_chain.content_digest_sql(), rows[2].id))
+        digest = self.env.cr.fetchone()[0]
+        forged = log_chain.link_hash(rows[1].chain_hash, 3, digest)
+        self.sql("UPDATE agentic_ai_execution_log SET chain_hash = %s WHERE id = %s", forged, rows[2].id)
+        self.sql("UPDATE agentic_ai_execution_log_head SET last_hash = %s WHERE company_id = %s", forged,
+                 self.company_b.id)
+        self.assertTrue(self.verify(self.company_b)["ok"], "rewritten whole, the chain checks out inside")
+        [result] = self.Log.verify_chain(self.company_b, expected_heads=expected)
+        self.assertFalse(result["ok"])
+        self.assertIn("no longer has the hash kept outside", result["first_broken"]["reason"])
+        self.sql("DELETE FROM agentic_ai_execution_log WHERE id = %s", rows[2].id)
+        self.sql("UPDATE agentic_ai_execution_log_head SET last_seq = 2, last_hash = %s WHERE company_id = %s",
+                 rows[1].chain_hash, self.company_b.id)
+        [result] = self.Log.verify_chain(self.company_b, expected_heads=expected)
+        self.assertIn("before the head kept outside", result["first_broken"]["reason"])
+
     def test_purge_leaves_a_checkpoint_and_the_chain_verifies(self):
         rows = self.rows(6, self.company_b).sorted("id")
         self.sql("UPDATE agentic_ai_execution_log SET create_date = now() - interval '100 days' WHERE id IN %s",

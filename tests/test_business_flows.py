@@ -26,18 +26,28 @@ def data_of(content):
 
 @tagged("post_install", "-at_install")
 class TestBusinessFlows(AgenticCase):
+    """Under the agent's default policy (confirm destructive changes, and
+    after read text: issue 23 point 2), each flow's request names what to
+    do, so it runs with no confirmation asked."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.agent.write({"require_confirmation": "destructive", "confirm_after_untrusted_content": True})
 
     def run_flow(self, name, user, message, *turns):
         """Script ``turns``, run one agent turn as ``user``; returns the thread
-        after checking every tool call succeeded. Logs the time spent outside
-        the scripted LLM server."""
+        after checking every tool call succeeded and no confirmation was
+        asked. Logs the time spent outside the scripted LLM server."""
         self.script(*turns)
         thread = self.new_thread(user=user)
         started = time.monotonic()
         result = self.agent.with_user(user).run(thread.id, message)
         elapsed_ms = (time.monotonic() - started) * 1000
         server_ms = sum(r.get("server_ms", 0) for r in self.scenario.requests)
-        self.assertEqual(result.state, "completed", result.error)
+        asked = thread.message_ids.filtered(lambda m: m.role == "confirmation_request")
+        _logger.info("[confirmations] flow %s: %d asked under the default policy", name, len(asked))
+        self.assertEqual(result.state, "completed", result.error or result.reply)
         logs = self.env["agentic.ai.execution.log"].search([("thread_id", "=", thread.id),
                                                             ("action_type", "=", "tool_execution")])
         _logger.info("[timing] flow %s: %d tool calls, %.0f ms end to end, %.0f ms outside the scripted LLM server",
@@ -66,7 +76,7 @@ class TestBusinessFlows(AgenticCase):
 
         self.run_flow(
             "order to cash", user,
-            "Sell 3 Large Desks (Wood) to Acme Corporation, deliver, invoice and record the payment.",
+            "Sell 3 Large Desks (Wood) to Acme Corporation, deliver, invoice, post the invoice and record the payment.",
             tool_call("create_quotation", {"partner": "Acme Corporation",
                                            "lines": [{"product": product.id, "quantity": 3}]}),
             confirm,
@@ -127,7 +137,9 @@ class TestBusinessFlows(AgenticCase):
         self.env["hr.attendance"].create([{"employee_id": employee.id, "check_in": start + timedelta(days=d),
                                            "check_out": start + timedelta(days=d, hours=6 + d)} for d in range(4)])
         thread, _result, logs = self.run_flow(
-            "HR", user, "Book time off for Flow Tester and summarise attendance.",
+            "HR", user, f"Book Flow Leave time off for Flow Tester from {monday} to {monday + timedelta(days=1)} "
+                        f"and from {monday + timedelta(days=7)} to {monday + timedelta(days=11)}, and summarise "
+                        f"attendance from {start.date()} to {start.date() + timedelta(days=6)}.",
             tool_call("create_leave_request", {"employee": "Flow Tester", "leave_type": "Flow Leave",
                                                "date_from": str(monday), "date_to": str(monday + timedelta(days=1))}),
             tool_call("create_leave_request", {"employee": "Flow Tester", "leave_type": "Flow Leave",

@@ -144,6 +144,8 @@ class TestValuesThatAreNotJson(AgenticSetupMixin, HttpCase):
                             "result = {'orders': order, 'date_order': order.date_order, 'image': "
                             "order.partner_id.image_128, 'nan': float('nan'), 'ids': {3, 1, 2}, 'pair': (1, 2)}")})
         cls.agent.tool_ids = [Command.link(values.id)]
+        # The values of these calls, not where they came from, are under test (issue 23: tests/test_provenance.py).
+        cls.agent.confirm_after_untrusted_content = False
 
     def rpc_text(self, route, params):
         """The raw JSON text a route answers, checked to be strict JSON without an error."""

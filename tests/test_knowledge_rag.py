@@ -73,17 +73,22 @@ class TestKnowledgeRag(AgenticCase):
         self.assertIn("is being rebuilt for a new embedding model", prompt)
 
     def test_excerpts_never_become_memories(self):
-        """An answer given knowledge excerpts may quote them: the memory
-        extractor then reads only the user's own words."""
+        """An answer given knowledge excerpts may quote them: nothing is
+        learnt from that turn (issue 23 point 3), not even the user's
+        message; a later turn given none is learnt from."""
         self.indexed()
         self.script({"content": "Goods may be returned within 30 days [1]."})
-        self.run_agent("How many days do customers have to return goods?", user=self.plain)
+        thread, _result = self.run_agent("How many days do customers have to return goods?", user=self.plain)
+        self.agent.knowledge_source_ids = False
+        self.script({"content": "Noted."})
+        self.agent.with_user(self.plain).run(thread.id, "I prefer short answers.")
         self.script(({"content": '{"facts": [], "summary": ""}'},
                      lambda r: r["messages"][0]["content"].startswith("You maintain the long-term memory")))
         self.env["agentic.ai.thread"]._cron_consolidate_memories()
         extraction = self.scenario.chat_requests()[0]["messages"][1]["content"]
-        self.assertIn("User: How many days", extraction)
-        self.assertNotIn("Assistant:", extraction)
+        self.assertIn("User: I prefer short answers.", extraction)
+        self.assertNotIn("How many days", extraction)
+        self.assertNotIn("30 days", extraction)
 
     def test_retrieved_text_makes_changes_wait(self):
         """Retrieved text is record text (the safety issue's untrusted

@@ -271,12 +271,15 @@ class TestMemory(AgenticCase):
         thread, result = self.run_agent(f"Show me contact {partner.id}", user=self.operator)
         self.assertEqual(result.state, "completed", result.error)
         self.assertIn("Zyxwv", self.observations(thread)[0])
+        self.assertFalse(self.consolidate([]), "a turn that ran a tool is not learnt from (issue 23 point 3)")
+        self.script(({"content": "Noted."}, is_chat))
+        self.agent.with_user(self.operator).run(thread.id, "I prefer short answers.")
         request = self.consolidate([])[0]
         self.assertEqual([m["role"] for m in request["messages"]], ["system", "user"])
         text = request["messages"][1]["content"]
-        self.assertIn(f"User: Show me contact {partner.id}", text)
+        self.assertIn("User: I prefer short answers.", text)
         self.assertNotIn("Zyxwv", text, "an answer quoting record text is not learnt from")
-        self.assertNotIn("Assistant:", text, "once record text was shown, only the user's own words are read")
+        self.assertNotIn("Show me contact", text, "nor the rest of that turn")
 
     def test_consolidation_failures_are_swallowed(self):
         thread, _result, _prompt = self.turn(self.user_a, "I prefer quotations valid 15 days.", {"content": "Noted."})
@@ -381,7 +384,9 @@ class TestMemory(AgenticCase):
     # ------------------------------------------------------------- acceptance
     def test_remembered_quotation_validity(self):
         """Issue 12 point 6: a preference told in thread A shapes a quotation
-        made in thread B of the same user, and no one else's."""
+        made in thread B of the same user, and no one else's. A learnt
+        memory is data (issue 23 point 3): the date it suggests is shown to
+        the user before the quotation is made."""
         self.turn(self.user_a, "I prefer quotations valid 15 days", {"content": "Noted: 15 days."})
         self.consolidate([{"key": "quotation validity", "content": "The user prefers quotations valid 15 days.",
                            "type": "semantic", "scope": "user", "importance": 0.8}])
@@ -398,8 +403,14 @@ class TestMemory(AgenticCase):
 
         orders = {}
         for user in (self.user_a, self.user_b):
-            thread, _result, prompt = self.turn(user, "Make a quotation for Acme Corporation: 2 Large Desks.",
-                                                quotation, {"content": "Done."})
+            self.script((quotation, is_chat), ({"content": "Done."}, is_chat))
+            thread, result = self.run_agent("Make a quotation for Acme Corporation: 2 Large Desks.", user=user)
+            prompt = system_prompt(next(r for r in self.scenario.chat_requests() if is_chat(r)))
+            if user == self.user_a:
+                self.assertEqual(result.state, "waiting_confirmation", "a value a learnt memory suggested")
+                self.assertIn("validity_date", result.confirmation.reason)
+                result = thread.with_user(user).handle_confirmation(True)
+            self.assertEqual(result.state, "completed", result.reply)
             orders[user] = self.env["sale.order"].search([("create_uid", "=", user.id)])
             self.assertEqual(len(orders[user]), 1, self.observations(thread))
         self.assertEqual(orders[self.user_a].validity_date, today + timedelta(days=15))

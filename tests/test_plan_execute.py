@@ -111,7 +111,7 @@ class TestPlanExecute(AgenticCase):
                                                 "lines": [{"product": self.cabinet.id, "quantity": 10}]}),
             approve, receive,
             tool_call("create_quotation", {"partner": "Gemini Furniture",
-                                           "lines": [{"product": self.cabinet.id, "quantity": 4}]}),
+                                           "lines": [{"product": "Large Cabinet", "quantity": 4}]}),
             confirm, deliver,
             lambda request: tool_call("create_invoice", {"order": seen["sale"]}),
             post_it,
@@ -299,7 +299,7 @@ class TestPlanExecute(AgenticCase):
         fails (no customer of that name)."""
         calls = self.flow_steps(seen)
         failing = tool_call("create_quotation", {"partner": "Gemni Furnitur XYZ",
-                                                 "lines": [{"product": self.cabinet.id, "quantity": 4}]})
+                                                 "lines": [{"product": "Large Cabinet", "quantity": 4}]})
         return [(plan_reply(self.BR23_PLAN), is_planner), (calls[0], step(1)), (calls[1], step(2)),
                 (calls[2], step(2)), (failing, step(3))], failing
 
@@ -311,7 +311,7 @@ class TestPlanExecute(AgenticCase):
 
         deliver = self.flow_steps(seen)[5]
         return [(tool_call("create_quotation", {"partner": "Gemini Furniture",
-                                                "lines": [{"product": self.cabinet.id, "quantity": 4}]}), step(number)),
+                                                "lines": [{"product": "Large Cabinet", "quantity": 4}]}), step(number)),
                 (confirm, step(number)), (deliver, step(number + 1)),
                 (lambda request: tool_call("create_invoice", {"order": seen["sale"]}), step(number + 1))]
 
@@ -401,7 +401,7 @@ class TestPlanExecute(AgenticCase):
         self.script((plan_reply(plan), is_planner), (calls[0], step(1)),
                     (plan_reply([priced, plan[1]]), is_replanner),
                     (tool_call("create_purchase_order", {"vendor": "Wood Corner", "lines": [
-                        {"product": self.cabinet.id, "quantity": 10, "price_unit": 250}]}), step(2)),
+                        {"product": "Large Cabinet", "quantity": 10, "price_unit": 250}]}), step(2)),
                     (calls[1], step(3)), ({"content": "Ordered."}, is_synthesis))
         purchases = self.count("purchase.order", [("partner_id", "=", self.wood_corner.id)])
         thread, result = self.turn("Buy 10 Large Cabinet from Wood Corner at 250 each, then confirm the order")

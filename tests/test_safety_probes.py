@@ -110,10 +110,10 @@ class TestSafetyProbes(ToolCase):
         Partner = self.env["res.partner"]
         filler = [name for name, field in Partner._fields.items()
                   if field.type in ("char", "text", "html", "boolean", "integer", "float", "monetary", "many2one",
-                                    "selection", "date", "datetime") and field.store
+                                    "selection", "date", "datetime") and field.store and not field.groups
                   and not (field.compute and field.readonly and not field.inverse) and not field.related
-                  and name not in ("name", "email", "id", "create_uid", "write_uid", "state", "parent_id",
-                                   "company_id", "user_id", "commercial_partner_id", "active")]
+                  and name not in ("name", "email", "id", "create_uid", "write_uid", "create_date", "write_date",
+                                   "state", "parent_id", "company_id", "user_id", "commercial_partner_id", "active")]
         row = partner.read(filler, load=None)[0]
         values = {name: (str(row[name]) if row[name] and Partner._fields[name].type in ("date", "datetime")
                          else row[name]) for name in filler}
@@ -136,7 +136,8 @@ class TestSafetyProbes(ToolCase):
         self.assertIn("and 100 more", result.reply, f"HOLE: summary miscounts records: {result.reply[:400]!r}")
 
     def test_preview_does_not_reveal_existence_of_unreadable_records(self):
-        """INFO: '(no such record)' vs '(not readable for you)' is an existence oracle."""
+        """INFO: '(no such record)' vs '(not readable for you)' is an existence oracle. The call cannot
+        run, so it is not asked about (issue 23 point 5): its error names both ids alike."""
         self.agent.require_confirmation = "always"
         order = self.quotation()
         missing = order.id + 100000
@@ -144,9 +145,11 @@ class TestSafetyProbes(ToolCase):
                     {"content": "x"})
         thread = self.agent.with_user(self.salesman).start_thread(name="x")
         result = self.agent.with_user(self.salesman).run(thread.id, "delete")
-        names = {r["id"]: r["name"] for r in result.confirmation.records}
-        self.assertEqual(names[order.id], names[missing],
-                         f"INFO LEAK: existence of unreadable records is told apart: {names}")
+        self.assertEqual(result.state, "completed")
+        observation = self.observations(thread)[0]
+        self.assertIn(f"records [{order.id}, {missing}] do not exist or you may not read them", observation,
+                      f"INFO LEAK: existence of unreadable records is told apart: {observation}")
+        self.assertTrue(order.exists())
 
     def test_preview_of_a_sudo_write_inside_a_tool_shows_no_secret(self):
         """A tool whose business code writes configuration as superuser: the preview's

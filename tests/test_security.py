@@ -8,7 +8,7 @@ cannot dodge."""
 import json
 
 from odoo.exceptions import AccessError, UserError, ValidationError
-from odoo.tests import tagged
+from odoo.tests import new_test_user, tagged
 
 from .common import AgenticCase, tool_call
 
@@ -170,7 +170,8 @@ class TestSecurity(AgenticCase):
                                                   "company_id": foreign.id})
 
     def test_operator_cannot_approve_someone_elses_confirmation(self):
-        thread, partner = self.pending_deletion("Owner's Partner", user=self.plain)
+        owner = new_test_user(self.env, "sec_owner", groups="base.group_user,base.group_partner_manager")
+        thread, partner = self.pending_deletion("Owner's Partner", user=owner)  # a deletion the owner may run
         with self.assertRaises(AccessError):
             thread.with_user(self.operator).handle_confirmation(True)
         self.assertTrue(partner.exists())

@@ -49,11 +49,20 @@ class TestUntrustedContent(ToolCase):
         self.assertEqual(result.state, "waiting_confirmation")
         self.assertIn("an earlier result of odoo_search_read", thread.pending_confirmation)
 
-    def test_names_alone_do_not_ask_and_the_agent_can_turn_it_off(self):
+    def test_a_change_the_users_words_name_runs_and_the_agent_can_turn_it_off(self):
+        """Issue 23: after a read, the guard asks about what did not come
+        from the user (a name alone is read text too), not about every
+        change: the user naming the new name runs it."""
         self.script(tool_call("odoo_search_read", {"model": "res.partner", "domain": [["id", "=", self.customer.id]],
                                                    "fields": ["name", "email"]}),
                     self.rename(), {"content": "done"})
         _thread, result = self.run_agent("rename it", user=self.salesperson)
+        self.assertEqual(result.state, "waiting_confirmation", "the new name came from no one's words")
+        self.script(tool_call("odoo_search_read", {"model": "res.partner", "domain": [["id", "=", self.customer.id]],
+                                                   "fields": ["name", "email"]}),
+                    self.rename(), {"content": "done"})
+        _thread, result = self.run_agent(f"rename {self.customer.name} to Renamed By A Note",
+                                         user=self.salesperson)
         self.assertEqual(result.state, "completed")
         self.assertEqual(self.customer.name, "Renamed By A Note")
 

@@ -4,6 +4,7 @@ input gets a clear 4xx (never a 500 or an ERROR log line) and runs
 nothing."""
 import json
 
+from odoo import Command
 from odoo.tests import HttpCase, tagged
 
 from .common import AgenticSetupMixin, tool_call
@@ -66,6 +67,7 @@ class TestWebhookProbes(AgenticSetupMixin, HttpCase):
         """Probe: a payload asks for a write (prompt injection); the thread
         waits for a person; a second delivery saying "approved, go ahead"
         is refused (409) and runs nothing."""
+        self.bot.sudo().group_ids = [Command.link(self.env.ref("base.group_partner_manager").id)]  # it could run
         before = self.env["res.partner"].search_count([])
         self.script(tool_call("odoo_create", {"model": "res.partner", "values": {"name": "Injected"}}),
                     {"content": "created"})

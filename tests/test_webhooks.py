@@ -10,6 +10,7 @@ import logging
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
+from odoo import Command
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tests.common import freeze_time
@@ -294,6 +295,7 @@ class TestWebhooks(AgenticSetupMixin, HttpCase):
     def test_a_change_asked_by_an_outside_system_waits_for_a_person(self):
         """What an outside system sends is its data: a change the model
         then asks for is not made without a person's approval."""
+        self.bot.sudo().group_ids = [Command.link(self.env.ref("base.group_partner_manager").id)]  # it could run
         before = self.env["res.partner"].search_count([])
         self.script(tool_call("odoo_create", {"model": "res.partner", "values": {"name": "Injected"}}),
                     {"content": "created"})
