@@ -40,6 +40,16 @@ _ACTIVE: ContextVar[OperationGuard | None] = ContextVar("agentic_ai_operation_gu
 # Fields of a user's contact that reach the user's credentials (the login
 # e-mail, where password resets are sent).
 USER_CONTACT_FIELDS = frozenset({"email"})
+# Effects that always ask, whoever asks and whatever the policy (issue 23
+# point 4), judged on the ORM operation itself, from any tool or business
+# code: where money goes, what becomes public, what leaves the company.
+PAYMENT_MODELS = frozenset({"res.partner.bank", "payment.token", "account.payment.method.line"})
+PAYMENT_FIELDS = frozenset({"partner_bank_id", "bank_account_id", "bank_ids", "primary_bank_account_id",
+                            "out_payment_method_line_id"})
+PUBLISHING_FIELDS = frozenset({"website_published", "is_published", "is_public", "public"})
+PORTAL_MODELS = frozenset({"portal.wizard", "portal.wizard.user", "portal.share"})
+OUTGOING_MODELS = frozenset({"mail.mail", "mail.compose.message", "sms.sms", "sms.composer", "mail.mass_mailing"})
+OUTGOING_MESSAGE_TYPES = frozenset({"comment", "email", "email_outgoing"})
 MAX_SNAPSHOT_RECORDS = 200  # records whose values one tool call keeps; beyond, only their ids
 
 
@@ -91,8 +101,10 @@ class OperationGuard:
 
     def _ask_confirmation(self, records, operation: str, values: dict) -> None:
         """Raise ConfirmationNeeded for changes that always ask."""
-        reason = ""
-        if is_configuration(records._name):
+        reason = always_asked(records, operation, values)
+        if reason:
+            reason = f"{self.tool} would {reason}: always asked"
+        elif is_configuration(records._name):
             reason = f"{self.tool} would {operation} {records._name}, which is Odoo's configuration"
         elif records._name == "res.partner" and operation == "write" and set(values) & USER_CONTACT_FIELDS \
                 and records.sudo().user_ids:
@@ -145,6 +157,43 @@ class OperationGuard:
         return ""
 
 
+def always_asked(records, operation: str, values: dict) -> str:
+    """What an operation does that always waits for a person (issue 23
+    point 4), or ``""``: bank accounts and payment details (which account
+    money goes to, changed on a record), making a record public (an
+    attachment, a website page,
+    portal access), outgoing e-mail, texts and messages that notify
+    followers outside the company."""
+    model = records._name
+    if model in PAYMENT_MODELS:
+        return f"{operation} {model} (bank accounts and payment details)"
+    banks = sorted(name for name in set(values) & PAYMENT_FIELDS if values[name])
+    if operation == "write" and banks:  # on create, business code sets the default account itself
+        return f"change which bank account {model} pays or is paid to ({', '.join(banks)})"
+    published = [name for name in set(values) & PUBLISHING_FIELDS if values[name] and name in records._fields
+                 and records._fields[name].type == "boolean"]
+    if operation != "unlink" and published:
+        return f"make {model} public ({', '.join(sorted(published))})"
+    if model in PORTAL_MODELS:
+        return f"{operation} {model} (portal access)"
+    if model in OUTGOING_MODELS and operation == "create":
+        return f"send a message out of the company ({model})"
+    if model == "mail.message" and operation == "create" and values.get("message_type") in OUTGOING_MESSAGE_TYPES \
+            and not _internal_note(records, values):
+        return "post a message that notifies followers and recipients (mail.message)"
+    return ""
+
+
+def _internal_note(records, values: dict) -> bool:
+    """Whether a new mail.message is an internal note (subtype "Note"), which
+    notifies no one outside the company."""
+    subtype = values.get("subtype_id")
+    if not subtype:
+        return False
+    note = records.env.ref("mail.mt_note", raise_if_not_found=False)
+    return bool(note) and subtype == note.id and not values.get("partner_ids")
+
+
 def signature(records, operation: str, values) -> dict:
     """What an approval of ``operation`` on ``records`` with ``values``
     covers, as JSON-able data: ``{"model", "operation", "fields", "ids"}``."""
@@ -154,9 +203,14 @@ def signature(records, operation: str, values) -> dict:
 
 def covers(approved: dict, wanted: dict) -> bool:
     """Whether the approved signature covers the wanted one: same model and
-    operation, no other field, no other record."""
-    return (approved.get("model") == wanted["model"] and approved.get("operation") == wanted["operation"]
-            and set(wanted["fields"]) <= set(approved.get("fields") or ())
+    operation, no other record, and for a write or delete no other field
+    (a create's values are completed by business code, e.g. a bank
+    account's sanitized number: an approved create covers the record)."""
+    if approved.get("model") != wanted["model"] or approved.get("operation") != wanted["operation"]:
+        return False
+    if wanted["operation"] == "create":
+        return True
+    return (set(wanted["fields"]) <= set(approved.get("fields") or ())
             and set(wanted["ids"]) <= set(approved.get("ids") or ()))
 
 

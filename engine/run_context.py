@@ -60,7 +60,10 @@ class RunContext:
     ``max_llm_calls`` and ``max_run_seconds`` bound one user message's turn
     (issue 12 point 4: engine/llm_calls.py); ``enable_memory`` whether the
     agent recalls and learns memories (engine/memory_manager.py);
-    ``knowledge_source_ids`` the agent's knowledge sources (RAG, spec §9)."""
+    ``knowledge_source_ids`` the agent's knowledge sources (RAG, spec §9);
+    ``allow_sensitive_data`` whether its tools read the personal
+    identifiers the company marks sensitive unmasked
+    (engine/sensitive_fields.py)."""
     agent_id: int
     require_confirmation: str
     max_iterations: int
@@ -86,6 +89,7 @@ class RunContext:
     max_run_seconds: int = 600
     enable_memory: bool = False
     knowledge_source_ids: tuple[int, ...] = ()
+    allow_sensitive_data: bool = False
 
     @property
     def llm_schemas(self) -> list[dict]:
@@ -150,6 +154,7 @@ def build_run_context(agent, thread) -> RunContext:
         max_run_seconds=agent.max_run_seconds,
         enable_memory=agent.enable_memory,
         knowledge_source_ids=tuple(agent.sudo().knowledge_source_ids.ids),
+        allow_sensitive_data=privileged.allow_sensitive_data,
     )
 
 

@@ -81,9 +81,15 @@ class AgenticAiAgent(models.Model):
     ], default="destructive", required=True)
     confirm_after_untrusted_content = fields.Boolean(
         string="Confirm After Record Text", default=True,
-        help="Once a conversation has shown the model free text from records (notes, descriptions, e-mails), "
-             "every change asks for confirmation, whatever the policy above: that text may carry instructions "
-             "aimed at the model.")
+        help="Once a conversation has shown the model text it read (tool results, documents, memories not written "
+             "by the user), a change asks for confirmation, whatever the policy above, when a record it targets or "
+             "a value it writes did not come from the user's own words or from reads they asked for: that text may "
+             "carry instructions aimed at the model.")
+    allow_sensitive_data = fields.Boolean(
+        string="Sensitive Data", groups="base.group_system",
+        help="Let this agent's tools read unmasked the personal identifiers the company marks as sensitive (system "
+             "parameter agentic_ai.sensitive_fields: SSN, private e-mail and phone, bank account numbers...). Off, "
+             "they reach the LLM provider masked. Credentials (passwords, keys, tokens) are withheld either way.")
     enable_memory = fields.Boolean(
         string="Memory", default=True,
         help="Remind the agent of what each user told it in earlier conversations (their own memories and the "

@@ -10,6 +10,7 @@ from odoo.fields import Domain
 from odoo.service.model import get_public_method
 
 from ..engine.json_values import json_rows, to_json_value
+from ..engine.sensitive_fields import is_secret, mask_rows
 from .lookup import get_model
 from .parsing import DEFAULT_LIMIT, clamp_limit
 from .registry import ToolError, agent_tool
@@ -105,6 +106,8 @@ def _check_readable_path(model, path: str) -> None:
             return  # Odoo reports unknown fields itself
         if not model._has_field_access(field, "read"):
             raise ToolError(f"you may not read {model._name}.{name}, so you cannot filter on it")
+        if is_secret(field):
+            raise ToolError(f"{model._name}.{name} holds a credential, withheld from agents: it cannot be filtered on")
         if not field.relational:
             return
         model = model.env[field.comodel_name]
@@ -118,6 +121,10 @@ def _fields(model, fields) -> list[str]:
     unknown = [f for f in fields if f not in model._fields]
     if unknown:
         raise ToolError(f"unknown fields on {model._name}: {', '.join(unknown)}; use odoo_get_model_info")
+    secrets = [f for f in fields if is_secret(model._fields[f])]
+    if secrets:  # issue 23 point 4: credentials never reach the model, whoever asks
+        raise ToolError(f"{', '.join(secrets)} of {model._name} hold credentials, withheld from agents for "
+                        "everyone; ask without them")
     return fields[:MAX_FIELDS]
 
 
@@ -135,12 +142,16 @@ def _records(model, record_ids):
     return model.browse(list(dict.fromkeys(record_ids)))
 
 
-def _values(model, values, path: str = "") -> dict:
+def _values(model, values, path: str = "", records=None) -> dict:
     """Check ``values`` for ``model`` the way the generic tools allow them,
     at every depth of one2many/many2many commands: known, settable fields;
     no ``state`` (workflows go through odoo_method_call); relational commands
-    that create, update or link only (deletions go through odoo_unlink).
-    Raises ToolError naming the offending field."""
+    that create, update or link only (deletions go through odoo_unlink), and
+    that reach only records of that relation on ``records`` (the records
+    written; None for a record being created): ``[1, id, …]`` updates a
+    line already there, ``[4, id]`` on a one2many links one already there
+    (issue 23 point 5: an "add a contact" write may not rename another
+    customer). Raises ToolError naming the offending field."""
     if not isinstance(values, dict) or not values:
         raise ToolError(f"{path or 'values'} must be a non-empty object of field: value")
     unknown = [f for f in values if f not in model._fields]
@@ -158,7 +169,8 @@ def _values(model, values, path: str = "") -> dict:
         if field.comodel_name == "res.company":
             _check_companies(model.env, value, f"{path}{name}")
         if field.type in ("one2many", "many2many"):
-            _check_commands(model.env[field.comodel_name], field, value, f"{path}{name}")
+            linked = frozenset(records[name].ids) if records else frozenset()
+            _check_commands(model.env[field.comodel_name], field, value, f"{path}{name}", linked)
     return values
 
 
@@ -180,9 +192,11 @@ def _check_companies(env, value, path: str) -> None:
                         f"({', '.join(f'{c.name} (id {c.id})' for c in env.user.company_ids)})")
 
 
-def _check_commands(comodel, field, value, path: str) -> None:
+def _check_commands(comodel, field, value, path: str, linked: frozenset = frozenset()) -> None:
     """One2many: only CREATE/UPDATE/LINK commands (anything else, a list of
-    ids or False, deletes the lines left out). Many2many: no DELETE."""
+    ids or False, deletes the lines left out). Many2many: no DELETE.
+    ``linked``: the ids the field holds now on the records written; an
+    UPDATE, or a one2many LINK, of any other record is refused."""
     allowed = (0, 1, 4) if field.type == "one2many" else (0, 1, 3, 4, 6)
     if not isinstance(value, list) or not all(isinstance(c, (list, tuple)) and c for c in value):
         raise ToolError(f"{path}: give a list of commands such as [[0, 0, {{...}}]] (create) or [[4, id]] (link); "
@@ -192,10 +206,17 @@ def _check_commands(comodel, field, value, path: str) -> None:
             raise ToolError(f"{path}: command {command[0]} is not allowed here (allowed: "
                             f"{', '.join(map(str, allowed))}); removing or deleting lines goes through odoo_unlink, "
                             "which asks the user")
+        if command[0] in (1, 4) and (command[0] == 1 or field.type == "one2many"):
+            target = command[1] if len(command) > 1 else None
+            if not isinstance(target, int) or isinstance(target, bool) or target not in linked:
+                what = "update" if command[0] == 1 else "link"
+                raise ToolError(f"{path}: [{command[0]}, {target!r}] would {what} {comodel._name} {target!r}, which is "
+                                f"not one of this record's {field.name} ({sorted(linked) or 'none'}); a command may "
+                                "only reach the records of its own relation")
         if command[0] in (0, 1):
             if len(command) < 3:
                 raise ToolError(f"{path}: command {command[0]} needs three items, e.g. [0, 0, {{...}}]")
-            _values(comodel, command[2], f"{path}.")
+            _values(comodel, command[2], f"{path}.", comodel.browse(command[1]) if command[0] == 1 else None)
 
 
 def _is_computed_readonly(field) -> bool:
@@ -209,7 +230,7 @@ def read_rows(records, field_names) -> list[dict]:
     null (a boolean's False stays false), HTML as text, files as
     ``{"binary": true, "bytes": N}``. The one place the generic tools turn
     records into data."""
-    return json_rows(records, records.read(field_names))
+    return mask_rows(records, json_rows(records, records.read(field_names)))
 
 
 def _snapshot(records, fields=None) -> list[dict]:
@@ -302,7 +323,7 @@ def odoo_write(env, model, record_ids, values):
     _check_writable(model)
     records_model = get_model(env, model)
     records = _records(records_model, record_ids)
-    values = _values(records_model, values)
+    values = _values(records_model, values, records=records)
     before = read_rows(records, list(values))
     records.write(values)
     return {"model": model, "ids": records.ids, "updated": len(records), "before": before}
