@@ -38,7 +38,10 @@ class ConfirmationRequest:
     ``confirmation_id``: the id of the ``confirmation_request`` transcript
     row that asked it (0 until it is stored); each question has its own,
     also one asked again about the same call after an approval reached a
-    further change, so an answer names the question the user saw."""
+    further change, so an answer names the question the user saw.
+    ``seen_versions``: ``[{"id", "version"}]`` of the shown records of
+    ``model`` when the question was asked: an approval of records changed
+    since is refused and the question asked again (issue 23 point 5)."""
     tool_call_id: str
     tool: str
     arguments: dict
@@ -53,11 +56,12 @@ class ConfirmationRequest:
     changes: tuple = ()
     approved_operations: tuple = ()
     confirmation_id: int = 0
+    seen_versions: tuple = ()
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data.update(records=list(self.records), changes=list(self.changes),
-                    approved_operations=list(self.approved_operations))
+                    approved_operations=list(self.approved_operations), seen_versions=list(self.seen_versions))
         return data
 
     def to_json(self) -> str:
@@ -78,7 +82,8 @@ class ConfirmationRequest:
                        record_count=int(data.get("record_count") or len(data.get("records") or ())),
                        changes=tuple(dict(c) for c in data.get("changes") or ()),
                        approved_operations=tuple(dict(o) for o in data.get("approved_operations") or ()),
-                       confirmation_id=int(data.get("confirmation_id") or 0))
+                       confirmation_id=int(data.get("confirmation_id") or 0),
+                       seen_versions=tuple(dict(v) for v in data.get("seen_versions") or ()))
         except (TypeError, KeyError, AttributeError, ValueError) as error:
             raise ValueError(f"unreadable confirmation request: {error}") from None
 

@@ -26,6 +26,8 @@ on. Odoo's own ``odoo.sql_db`` logger writes its "bad query" ERROR line
 for a query PostgreSQL refuses; that line is not ours."""
 from __future__ import annotations
 
+import copy
+import hashlib
 import logging
 import time
 from dataclasses import dataclass
@@ -41,11 +43,12 @@ from ..tools.registry import ToolError
 from ..tools.untrusted import collecting, note_prose_values
 from .audit import AuditTrail
 from .confirmation import call_key
-from .confirmation_preview import describe_call
+from .confirmation_preview import UNREADABLE, describe_call
 from .json_values import dumps
 from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding, signature
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, TOOL_OPERATIONS, SafetyGuard
+from .sensitive_fields import CONTEXT_KEY, MASK, carries_mask
 from .tool_failures import is_refusal
 from .tool_spec import ToolSpec
 from .touched_models import touched_models
@@ -55,6 +58,7 @@ _logger = logging.getLogger(__name__)
 # Characters of before_snapshot kept in the log row (whose JSON columns hold
 # 20,000): whole records, so that what is kept stays valid JSON.
 SNAPSHOT_CHARS = 19000
+MAX_VERSIONED = 200  # records of a question whose versions are kept (an approval checks them)
 
 
 def _fitted(snapshots: list[dict], overflow: int) -> list[dict]:
@@ -101,6 +105,8 @@ class Executor:
         self.context = context
         self.thread = thread
         self.env = thread.env(user=context.run_as_user_id, su=False)
+        if context.allow_sensitive_data:  # the agent may read personal identifiers unmasked (sensitive_fields.py)
+            self.env = self.env(context={**self.env.context, CONTEXT_KEY: True})
         self.guard = SafetyGuard(context, self.env)
         self.audit = audit or AuditTrail(thread)
 
@@ -150,6 +156,10 @@ class Executor:
                 False, error=f"invalid arguments for {tool_name}: " + "; ".join(errors)), tool_call_id)
         # Sanitize first: the guard must judge exactly what will run.
         params = spec.sanitize(params)
+        if not spec.read_only and carries_mask(params):  # issue 23 point 4: the model only saw it masked
+            return self._record(tool_name, params, spec.model_names, started, ExecutionResult(
+                False, error=f"refused: the call carries {MASK}, a value you were only shown masked; it cannot be "
+                             "written by an agent. Ask the user for the value or leave it out."), tool_call_id)
         touched = touched_models(self.env, spec, params)
         key = call_key(tool_name, params)
         if key in rejected and not confirmed:
@@ -214,7 +224,7 @@ class Executor:
         sources: list[str] = []
         try:
             with self.env.cr.savepoint(), guarding(operations), collecting() as sources:
-                spec.function(self.env, **params)
+                self._run(spec, params)
                 raise _WouldRun
         except _WouldRun:
             return None
@@ -226,12 +236,51 @@ class Executor:
                 return None  # a bug in the tool: the user is asked, and the approved run reports it
             return ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
 
-    @staticmethod
-    def _ask(reason: str, source: str, params: dict, preview: dict, approves: tuple) -> ExecutionResult:
+    def _ask(self, reason: str, source: str, params: dict, preview: dict, approves: tuple) -> ExecutionResult:
         """The result of a call that waits for the user's confirmation;
-        ``approves`` the operation signatures an approval covers."""
+        ``approves`` the operation signatures an approval covers; the shown
+        records' versions are kept (``changed_since``)."""
+        named = params.get("record_ids") if isinstance(params.get("record_ids"), list) else []
+        seen = self._versions(preview.get("model") or "",
+                              list(dict.fromkeys([*named, *(r.get("id") for r in preview.get("records") or ())])))
         return ExecutionResult(False, confirmation_needed=True, confirmation_reason=reason, confirmation={
-            "source": source, "arguments": params, "approved_operations": tuple(approves), **preview})
+            "source": source, "arguments": params, "approved_operations": tuple(approves), **preview,
+            "seen_versions": seen})
+
+    def _versions(self, model_name: str, ids) -> tuple[dict, ...]:
+        """``({"id", "version"}, …)`` of the records ``ids`` of
+        ``model_name`` that exist: a digest of their stored values (files
+        and line lists aside), read as superuser; only whether they changed
+        is ever told, never their values."""
+        ids = [i for i in ids if isinstance(i, int) and not isinstance(i, bool)][:MAX_VERSIONED]
+        if not ids or model_name not in self.env:
+            return ()
+        records = self.env[model_name].sudo().with_context(active_test=False).browse(ids).exists()
+        names = [name for name, field in records._fields.items() if field.store and field.column_type
+                 and field.type not in ("binary", "one2many")
+                 and name not in ("write_date", "write_uid", "__last_update")]
+        return tuple({"id": row["id"], "version": hashlib.sha256(dumps(row).encode()).hexdigest()}
+                     for row in records.read(names, load=None))
+
+    def changed_since(self, request) -> str:
+        """What changed, since ``request`` (a ConfirmationRequest) was shown,
+        in the records it named: each one renamed, changed or deleted, by
+        name as the user may read it; ``""`` when nothing did."""
+        if not request.seen_versions or request.model not in self.env:
+            return ""
+        then = {v.get("id"): v.get("version") for v in request.seen_versions}
+        now = {v["id"]: v["version"] for v in self._versions(request.model, list(then))}
+        shown = {r.get("id"): r.get("name") for r in request.records}
+        changes = []
+        for record_id, version in then.items():
+            if record_id not in now:
+                changes.append(f"{shown.get(record_id) or record_id} (#{record_id}) was deleted")
+            elif now[record_id] != version:
+                record = self.env[request.model].browse(record_id)
+                name = record.display_name if record._filtered_access("read") else UNREADABLE
+                renamed = f" (now named {name})" if name != shown.get(record_id) else ""
+                changes.append(f"{shown.get(record_id) or record_id} (#{record_id}) was changed{renamed}")
+        return "; ".join(changes)
 
     def _preview(self, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> dict:
         """What the call would do, for the user (engine/confirmation_preview.py);
@@ -256,7 +305,11 @@ class Executor:
         return (signature(self.env[touched[0]].browse(ids), operation, values),)
 
     def _run(self, spec: ToolSpec, params: dict):
-        """Call the tool in the run's environment; returns JSON-safe data."""
+        """Call the tool in the run's environment; returns JSON-safe data.
+        The tool gets a copy of ``params``: business code may change the
+        values it is given (a bank account's create adds its sanitized
+        number), and the arguments logged, shown and approved never change."""
+        params = copy.deepcopy(params)
         if spec.function is not None:
             return spec.function(self.env, **params)
         if spec.tool_type == "server_action":

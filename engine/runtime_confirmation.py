@@ -38,6 +38,9 @@ class ConfirmationSteps:
         request = self._pending_request()
         if isinstance(request, AgentResult):
             return request
+        changed = self.executor.changed_since(request) if approved and request.tool in self.context.tools else ""
+        if changed:  # the user approved what they were shown, not what the records have become
+            return self._ask_again(request, changed)
         self.transcript.add_confirmation_response(request, approved, reason)
         asked = next((m["content"] for m in reversed(self.transcript.messages) if m["role"] == "user"), "")
         self._prepare_prompt(asked or "")
@@ -62,6 +65,30 @@ class ConfirmationSteps:
                                             success=False, status="rejected")
         self._checkpoint()
         return self._continue_after_answer(request, approved)  # the paused plan, else ReAct (runtime_plan.py)
+
+    def _ask_again(self, request: ConfirmationRequest, changed: str) -> AgentResult:
+        """Refuse an approval of records that changed since the question was
+        shown (issue 23 point 5): the answer is recorded as refused, and the
+        same call is judged again and, when it still needs it, asked about
+        with what changed and its records as they are now."""
+        self.transcript.add_confirmation_response(request, False, f"approval refused: {changed} since the "
+                                                  "question was shown")
+        self._prepare_prompt(next((m["content"] for m in reversed(self.transcript.messages)
+                                   if m["role"] == "user"), ""))
+        self.thread._set_runtime_state(state="executing", pending_confirmation=False)
+        result = self.executor.execute(request.tool, request.arguments, tool_call_id=request.tool_call_id,
+                                       provenance=self.transcript.provenance)
+        if result.confirmation_needed:
+            result = replace(result, confirmation_reason=f"Asked again: {changed} since you were asked. "
+                                                         f"{result.confirmation_reason}")
+            paused = self._pause(request.tool_call_id, request.tool, result)
+            return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
+        self.tool_call_count += 1
+        self.transcript.add_tool_result(request.tool_call_id, request.tool,
+                                        self.observer.observe(request.tool, result), success=result.success,
+                                        data=result.data, untrusted=result.untrusted)
+        self._checkpoint()
+        return self._continue_after_answer(request, True)
 
     def cancel_confirmation(self) -> AgentResult:
         """End a paused turn at the user's word: the pending call is not
