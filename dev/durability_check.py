@@ -9,6 +9,9 @@ scripted LLM server in this process.
 2. Once PostgreSQL shows the worker waiting for that lock, the server is
    killed with SIGKILL (its whole process group: no clean-up runs), and
    the lock released.
+   Meanwhile a second ``chat/send`` on the same thread, from another
+   client (another worker), is refused at once ("already being
+   processed"), not held until the run ends and then run (issue 23).
 3. In the database: the thread is still ``executing``, the user's message,
    the model's call and its ``llm_call`` log row were committed, there is
    no result, and the partner is unchanged (the step in flight is lost).
@@ -46,6 +49,7 @@ SERVER_OPTIONS = ("--workers=2",)  # prefork, as in production: the request runs
 WAIT_SECONDS = 30                  # longest wait for the worker to block, and for its session to end
 NEW_NAME = "Renamed by the agent"
 UNKNOWN = "[OUTCOME UNKNOWN]"
+SECOND_SEND_SECONDS = 5            # a refusal, not a wait: the run holds the thread for as long as the tool blocks
 
 
 class CheckFailed(Exception):
@@ -134,7 +138,9 @@ class Check:
         blocked = wait_for(lambda: query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s AND "
                                          "wait_event_type = 'Lock' AND %s = ANY(pg_blocking_pids(pid))",
                                          [self.db, lock_pid]), "the worker to block in odoo_write")
-        step(f"worker's session {blocked[0][0]} waits for the partner's row lock; SIGKILL to the server")
+        step(f"worker's session {blocked[0][0]} waits for the partner's row lock")
+        self.check_second_send_refused(thread_id)
+        step("SIGKILL to the server")
         self.server.kill()
         # A session blocked in a statement would outlive its worker (PostgreSQL sees the client gone only
         # when it next talks to it), holding the run's lock: the run asks PostgreSQL to check its client every
@@ -149,6 +155,25 @@ class Check:
         client = self.start_server()
         step("server restarted")
         self.check_after_restart(client, thread_id, partner_id, partner_name)
+
+    def check_second_send_refused(self, thread_id: int) -> None:
+        """Issue 23 point 7: ``chat/send`` on a thread whose run is in
+        progress (in another worker) is refused at once, as the stream and
+        the queue refuse it, instead of waiting for the run and then running."""
+        other = self.server.login(timeout=60)
+        self.clients.append(other)
+        started = time.monotonic()
+        try:
+            rpc(other, "/agentic_ai/chat/send", {"thread_id": thread_id, "message": "And now this."})
+        except RPCError as error:
+            refused = str(error)
+        else:
+            refused = ""
+        elapsed = time.monotonic() - started
+        expect("already being processed" in refused, f"a second chat/send on the running thread was not refused: "
+                                                     f"{refused or 'it ran'}")
+        expect(elapsed < SECOND_SEND_SECONDS, f"the second chat/send waited {elapsed:.1f} s before it was refused")
+        step(f"a second chat/send on the running thread refused in {elapsed:.2f} s")
 
     def send_blocked(self, client: httpx.Client, thread_id: int) -> None:
         """The request the server dies in (its connection drops, or it times out)."""

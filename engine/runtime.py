@@ -305,7 +305,11 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         PostgreSQL's session lock across its commits; another run holds a
         transaction lock, released with the caller's transaction."""
         cr, thread_id = self.env.cr, self.thread.id
-        # The row first: a run that changed the thread since this transaction began makes this raise a
+        # A live run first, without waiting: its step holds the thread's row, and waiting for the row would make
+        # this request run after it instead of being refused at once (issue 23 point 7).
+        if durability.run_is_alive(cr, thread_id):
+            raise LockError(self.env._("This conversation is already being processed."))
+        # Then the row: a run that changed the thread since this transaction began makes this raise a
         # serialization failure, so the request is retried on fresh data (a second approval sees it was answered).
         self._lock_thread_row()
         if self.durable:
