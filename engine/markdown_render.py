@@ -30,7 +30,11 @@ BR-32): everything a model writes is treated as written by an attacker.
      otherwise, its text stays): a link to ``/web/session/logout`` or
      ``/web/database/manager`` written into a record is never clickable;
      links to another host get ``target="_blank" rel="noopener noreferrer
-     nofollow"``;
+     nofollow"``; a link to this Odoo written with its host (the caller's
+     ``local_hosts``: ``https://erp.example.com/web/session/logout``) is
+     judged as a path on this Odoo, and so is an image there; a path with
+     an ``action-…`` segment (``/odoo/action-…``, which may run a server
+     action when opened) is never kept (issue 23 point 7);
    - a link to an Odoo 19 record URL ``/odoo/<model.name>/<id>`` gets
      ``class="o_agentic_ai_record_link" data-res-model data-res-id`` so the
      client opens the form with the action service;
@@ -67,11 +71,14 @@ def _default_image_label(host: str) -> str:
     return f"Load image from {host}"
 
 
-def render_markdown(text: str | None, image_label: Callable[[str], str] = _default_image_label) -> str:
+def render_markdown(text: str | None, image_label: Callable[[str], str] = _default_image_label,
+                    local_hosts: frozenset[str] = frozenset()) -> str:
     """``text`` (Markdown the model wrote) as sanitized HTML (a fragment,
     ``""`` for empty text). ``image_label(host)`` is the placeholder's
     button text for an image from ``host`` (English by default; the caller
-    passes a translated one). See the module docstring for what is kept."""
+    passes a translated one); ``local_hosts`` the lower-case host names
+    this Odoo answers on (its links and images there are judged as its own
+    paths). See the module docstring for what is kept."""
     if not text or not text.strip():
         return ""
     rendered = _markdown.render(text)
@@ -80,12 +87,12 @@ def render_markdown(text: str | None, image_label: Callable[[str], str] = _defau
     if not sanitized:
         return ""
     root = html.fragment_fromstring(str(sanitized), create_parent="div")
-    _harden(root, image_label)
+    _harden(root, image_label, local_hosts)
     return (html.tostring(root, encoding="unicode", method="html")
             .removeprefix("<div>").removesuffix("</div>"))
 
 
-def _harden(root, image_label: Callable[[str], str]) -> None:
+def _harden(root, image_label: Callable[[str], str], local_hosts: frozenset[str] = frozenset()) -> None:
     for element in list(root.iter(etree.Element)):
         for name in [name for name in element.attrib if name.startswith("data-o-mail-quote")]:
             del element.attrib[name]
@@ -94,9 +101,9 @@ def _harden(root, image_label: Callable[[str], str]) -> None:
         elif "class" in element.attrib:
             del element.attrib["class"]
     for image in list(root.iter("img")):
-        _image(image, image_label)
+        _image(image, image_label, local_hosts)
     for link in list(root.iter("a")):
-        _link(link)
+        _link(link, local_hosts)
 
 
 def _url_parts(url: str):
@@ -113,13 +120,15 @@ def _url_parts(url: str):
     return parts.scheme.lower(), host.lower(), parts.path
 
 
-def _image(image, image_label) -> None:
+def _image(image, image_label, local_hosts: frozenset[str] = frozenset()) -> None:
     src = image.get("src", "")
     alt = image.get("alt", "")
     parts = _url_parts(src)
     if parts is None:
         return _remove(image)
     scheme, host, path = parts
+    if host and host in local_hosts and not path.startswith(LOCAL_IMAGE_PREFIXES):
+        return _remove(image)  # this Odoo's own route, not a file: loading it could change state
     if not scheme and not host and path.startswith(LOCAL_IMAGE_PREFIXES):
         image.attrib.clear()
         image.set("src", src)
@@ -135,7 +144,7 @@ def _image(image, image_label) -> None:
     return None
 
 
-def _link(link) -> None:
+def _link(link, local_hosts: frozenset[str] = frozenset()) -> None:
     href = link.get("href")
     parts = _url_parts(href) if href else None
     if parts is None or parts[0] not in ("", "http", "https", "mailto") or (parts[0] in ("http", "https")
@@ -143,7 +152,7 @@ def _link(link) -> None:
         link.drop_tag()  # an inert link is its text
         return
     scheme, host, path = parts
-    if not scheme and not host and not _local_link(path):
+    if ((not scheme and not host) or (host and host in local_hosts)) and not _local_link(path):
         link.drop_tag()
         return
     title = link.get("title")
@@ -168,7 +177,8 @@ def _local_link(path: str) -> bool:
     percent-encoded) before the request, so no such segment is allowed."""
     if path != "/odoo" and not path.startswith(LOCAL_LINK_PREFIXES):
         return False
-    return not any(unquote(segment) in (".", "..") for segment in path.split("/"))
+    segments = [unquote(segment) for segment in path.split("/")]
+    return not any(segment in (".", "..") or segment.startswith("action-") for segment in segments)
 
 
 def _remove(element) -> None:

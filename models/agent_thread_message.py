@@ -1,6 +1,8 @@
 import json
+from urllib.parse import urlsplit
 
 from odoo import api, fields, models
+from odoo.http import request
 
 from ..engine.markdown_render import render_markdown
 
@@ -59,9 +61,26 @@ class AgenticAiThreadMessage(models.Model):
         def label(host):
             return self.env._("Load image from %s", host)
 
+        hosts = self._local_hosts()
         for message in self:
-            rendered = render_markdown(message.content, label) if message.role == "assistant" else ""
+            rendered = render_markdown(message.content, label, hosts) if message.role == "assistant" else ""
             message.content_html = rendered or False
+
+    @api.model
+    def _local_hosts(self):
+        """The host names this Odoo answers on (``web.base.url``, the
+        request's), lower-case: links there are judged as its own routes
+        (engine/markdown_render.py)."""
+        hosts = set()
+        base_url = self.env["ir.config_parameter"].sudo().get_param("web.base.url") or ""
+        for url in (base_url, request.httprequest.host_url if request else ""):
+            try:
+                host = urlsplit(url).hostname
+            except ValueError:
+                host = None
+            if host:
+                hosts.add(host.lower())
+        return frozenset(hosts)
 
     def _get_arguments(self):
         """The stored arguments as a dict (``{}`` when they were not valid JSON)."""
