@@ -445,10 +445,13 @@ class AgenticAiKnowledgeSource(models.Model):
             return True
         context = {k: v for k, v in self.env.context.items() if k != "allowed_company_ids"}
         try:  # the indexer's records, as the cron reads them (all of the indexer's companies)
-            theirs = model.with_env(self.env(user=indexer.id, context=context)).search(
-                source._parsed_domain(), limit=MAX_RECORDS)
-            return len(model.browse(theirs.ids)._filtered_access("read")) == len(theirs)
-        except (AccessError, ValidationError, ValueError):
+            with self.env.cr.savepoint(flush=False):  # a domain PostgreSQL refuses must not abort the search
+                theirs = model.with_env(self.env(user=indexer.id, context=context)).search(
+                    source._parsed_domain(), limit=MAX_RECORDS)
+                return len(model.browse(theirs.ids)._filtered_access("read")) == len(theirs)
+        except Exception as error:  # noqa: BLE001 - a source that cannot be checked is hidden; the others still count
+            _logger.info("Knowledge source %s is hidden from user %s: its records cannot be checked (%s)",
+                         source.id, self.env.uid, error)
             return False
 
     def _check_url_editor(self):
