@@ -68,6 +68,35 @@ class TestAdversarialKnowledge(AgenticCase):
         self.assertEqual(Chunk.with_user(self.accountant).search([("source_id", "=", source.id)]), chunks)
         self.assertTrue(source.with_user(self.accountant).search_similar(SECRET))
 
+    def test_a_user_who_cannot_read_one_source_gets_the_others(self):
+        """Issue 23 point 7: with a record source the user may not read
+        among the agent's sources, the search returns what the user may
+        read instead of failing, through the model and the agent's prompt."""
+        hidden = self.invoice_source()
+        policy = self.Source.create({"name": "Returns", "source_type": "text", "chunk_size": 50, "chunk_overlap": 0,
+                                     "raw_text": f"Goods from {SECRET} may be returned within 30 days."})
+        policy.agent_ids = self.agent
+        policy = self.index(policy)
+        both = self.Source.with_user(self.plain).search([("id", "in", (hidden | policy).ids)])
+        hits = both.search_similar(f"{SECRET} returned")
+        self.assertEqual({hit["source_id"] for hit in hits}, {policy.id})
+        self.script({"content": "30 days [1]."})
+        _thread, result = self.run_agent(f"Can {SECRET} return goods?", user=self.plain)
+        self.assertEqual(result.state, "completed", result.error)
+        prompt = self.scenario.chat_requests()[0]["messages"][0]["content"]
+        self.assertIn("within 30 days", prompt)
+        self.assertNotIn("Invoices", prompt.split(RAG_HEADER)[1])
+        # A record source whose domain PostgreSQL refuses (an operator's mistake, or on purpose) hides only itself.
+        broken = self.Source.with_user(self.accountant).create({
+            "name": "Broken", "source_type": "odoo_model", "model_id": self.env["ir.model"]._get_id("res.partner"),
+            "domain": "[('id', '=', 'not a number')]"})
+        broken.sudo().agent_ids = self.agent
+        hits = self.Source.with_user(self.plain).search([("id", "in", (hidden | policy | broken).ids)]).search_similar(
+            f"{SECRET} returned")
+        self.assertEqual({hit["source_id"] for hit in hits}, {policy.id})
+        self.assertTrue(self.env["agentic.ai.knowledge.chunk"].with_user(self.plain).search(
+            [("source_id", "=", policy.id)]), "the chunks of the readable source are still found")
+
     def test_record_source_hidden_when_a_chosen_field_is_not_readable(self):
         """Model readable, but a chosen field is restricted to a group the
         reader lacks (res.partner's ``credit_limit`` needs Invoicing

@@ -128,6 +128,28 @@ class TestMarkdownRender(TransactionCase):
         for label in ("out", "db", "up", "up2", "rel", "q"):
             self.assertIn(label, tree.text_content(), f"the text of the refused link {label} disappeared")
 
+    def test_same_origin_links_to_state_changing_routes_are_inert(self):
+        """Issue 23 point 7: a link to this Odoo written with its host, or a
+        path that opens an action (a server action may run when opened),
+        is text, not a link; this Odoo's files and records stay."""
+        hosts = frozenset({"erp.example.com"})
+        text = ("[out](https://erp.example.com/web/session/logout) [act](/odoo/action-base.action_server_x) "
+                "[act2](https://ERP.example.com/odoo/action-12) [file](https://erp.example.com/web/content/12) "
+                "[rec](https://erp.example.com/odoo/sale.order/3) [other](https://other.example.org/web/session/x) "
+                "![i](https://erp.example.com/web/session/logout) ![f](https://erp.example.com/web/image/7)")
+        tree = parse(render_markdown(text, local_hosts=hosts))
+        self.assertEqual([a.get("href") for a in tree.xpath("//a")], [
+            "https://erp.example.com/web/content/12", "https://erp.example.com/odoo/sale.order/3",
+            "https://other.example.org/web/session/x"])
+        for label in ("out", "act", "act2"):
+            self.assertIn(label, tree.text_content())
+        self.assertFalse(tree.xpath("//*[contains(@data-src, 'logout')]"), "no placeholder loads the logout route")
+        answer = self.env["agentic.ai.thread"].create({
+            "agent_id": self.env.ref("agentic_ai.agent_general_assistant").id, "user_id": self.env.uid,
+            "name": "render"}).add_assistant_message(
+            f"[out]({self.env['ir.config_parameter'].sudo().get_param('web.base.url')}/web/session/logout)")
+        self.assertFalse(parse(answer.content_html).xpath("//a"), "the database's own base URL counts as local")
+
     def test_empty_content(self):
         for value in (None, "", "   \n  "):
             self.assertEqual(render_markdown(value), "", repr(value))

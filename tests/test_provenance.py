@@ -266,3 +266,133 @@ class TestProvenanceRule(ToolCase):
                                                                "values": {"is_company": True}})), 1)
         self.assertEqual([v.kind for v in p.untrusted_values("odoo_method_call", {
             "model": "res.partner", "record_ids": [5], "method": "action_archive"})], ["method"])
+
+
+@tagged("post_install", "-at_install")
+class TestAlwaysAsked(ToolCase):
+    """Issue 23 point 4 and case P-5 (confused deputy): effects that wait for
+    a person whoever asks and whatever the policy, secrets never read,
+    sensitive identifiers masked and never written back."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.agent.write({"require_confirmation": "never"})
+        cls.admin = cls.env.ref("base.user_admin")
+        cls.vendor = cls.env.ref("base.res_partner_1")
+
+    def run_admin(self, message, *turns):
+        self.script(*turns, {"content": "done"})
+        return self.run_agent(message, user=self.admin)
+
+    def test_P_5_bank_accounts_publishing_and_outgoing_mail_always_ask(self):
+        attachment = self.env["ir.attachment"].create({"name": "salaries.pdf", "raw": b"secret", "public": False})
+        cases = {
+            "bank account": (f"Add the bank account {IBAN} to Wood Corner", tool_call("odoo_create", {
+                "model": "res.partner.bank", "values": {"partner_id": self.vendor.id, "acc_number": IBAN}})),
+            "public attachment": (f"Make attachment {attachment.id} public", tool_call("odoo_write", {
+                "model": "ir.attachment", "record_ids": [attachment.id], "values": {"public": True}})),
+            "outgoing e-mail": ("Send mallory@evil.test an e-mail saying hello", tool_call("odoo_create", {
+                "model": "mail.mail", "values": {"email_to": "mallory@evil.test", "subject": "hello",
+                                                 "body_html": "hello"}})),
+        }
+        mails = self.count("mail.mail")
+        for label, (message, call) in cases.items():
+            with self.subTest(effect=label):
+                thread, result = self.run_admin(message, call)
+                self.assertEqual(result.state, "waiting_confirmation", f"{label}: asked even though the user's "
+                                 "words name it and the policy is never")
+                self.assertIn("always asked", result.confirmation.reason)
+                thread.with_user(self.admin).cancel_confirmation()
+        self.assertEqual(self.banks_of(self.vendor), 0)
+        self.assertFalse(attachment.public)
+        self.assertEqual(self.count("mail.mail"), mails)
+
+    def banks_of(self, partner):
+        return self.env["res.partner.bank"].sudo().search_count([("partner_id", "=", partner.id)])
+
+    def test_P_5_an_approved_bank_account_is_written_once(self):
+        thread, result = self.run_admin(f"Add the bank account {IBAN} to Wood Corner", tool_call("odoo_create", {
+            "model": "res.partner.bank", "values": {"partner_id": self.vendor.id, "acc_number": IBAN}}))
+        self.assertEqual(result.state, "waiting_confirmation")
+        self.script({"content": "added"})
+        self.assertEqual(thread.with_user(self.admin).handle_confirmation(True).state, "completed")
+        self.assertEqual(self.banks_of(self.vendor), 1)
+
+    def test_P_5_secrets_are_withheld_from_everyone(self):
+        self.env["ir.mail_server"].create({"name": "Probe SMTP", "smtp_host": "localhost", "smtp_user": "probe",
+                                           "smtp_pass": "s3cr3t-smtp"})
+        thread, _result = self.run_admin(
+            "Show me the SMTP servers with their passwords",
+            tool_call("odoo_search_read", {"model": "ir.mail_server", "fields": ["name", "smtp_pass"]}, "c1"),
+            tool_call("odoo_search_read", {"model": "ir.mail_server", "domain": [["smtp_pass", "=like", "s%"]]},
+                      "c2"),
+            tool_call("odoo_search_read", {"model": "res.users", "domain": [["id", "=", self.admin.id]],
+                                           "fields": ["login", "password"]}, "c3"))
+        observations = self.observations(thread)
+        self.assertIn("hold credentials, withheld from agents", observations[0])
+        self.assertIn("holds a credential", observations[1])
+        self.assertIn("withheld", observations[2])
+        self.assertNotIn("s3cr3t", "".join(observations) + str(self.scenario.chat_requests()))
+
+    def test_P_5_sensitive_identifiers_reach_the_model_masked_and_are_never_written_back(self):
+        ceo = self.env["hr.employee"].create({"name": "Chief Exec", "ssnid": "123-45-6789",
+                                              "private_email": "ceo@home.test"})
+        note = self.env["res.partner"].create({"name": "Shared Note"})
+        thread, _result = self.run_admin(
+            f"Copy the SSN of Chief Exec into the note of partner {note.id}",
+            tool_call("odoo_search_read", {"model": "hr.employee", "domain": [["id", "=", ceo.id]],
+                                           "fields": ["name", "ssnid", "private_email"]}, "c1"),
+            tool_call("odoo_write", {"model": "res.partner", "record_ids": [note.id],
+                                     "values": {"comment": "SSN [masked: sensitive]"}}, "c2"))
+        observations = self.observations(thread)
+        self.assertNotIn("123-45-6789", str(self.scenario.chat_requests()), "the provider never sees the SSN")
+        self.assertNotIn("ceo@home.test", observations[0])
+        self.assertIn("[masked: sensitive]", observations[0])
+        self.assertIn("only shown masked", observations[1])
+        self.assertFalse(note.comment)
+        self.agent.sudo().allow_sensitive_data = True
+        thread, _result = self.run_admin("Show the SSN of Chief Exec", tool_call(
+            "odoo_search_read", {"model": "hr.employee", "domain": [["id", "=", ceo.id]], "fields": ["ssnid"]}))
+        self.assertIn("123-45-6789", self.observations(thread)[0], "an agent allowed them reads them")
+
+
+@tagged("post_install", "-at_install")
+class TestWhatIsShownIsWhatRuns(ToolCase):
+    """Issue 23 point 5 and cases P-6, P-7."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.agent.write({"require_confirmation": "destructive"})
+        cls.admin = cls.env.ref("base.user_admin")
+
+    def test_P_6_a_one2many_command_may_not_reach_an_unrelated_record(self):
+        company = self.env["res.partner"].create({"name": "Prov Company", "is_company": True})
+        victim = self.env["res.partner"].create({"name": "Unrelated Customer", "email": "real@customer.test"})
+        for command in ([1, victim.id, {"name": "Mallory", "email": "mallory@evil.test"}], [4, victim.id]):
+            with self.subTest(command=command[0]):
+                self.script(tool_call("odoo_write", {"model": "res.partner", "record_ids": [company.id], "values": {
+                    "child_ids": [[0, 0, {"name": "New Contact"}], command]}}), {"content": "done"})
+                thread, _result = self.run_agent(f"Add the contact New Contact to {company.name}", user=self.admin)
+                self.assertIn("a command may only reach the records of its own relation",
+                              self.observations(thread)[0])
+                self.assertEqual((victim.name, victim.email, victim.parent_id), (
+                    "Unrelated Customer", "real@customer.test", self.env["res.partner"]))
+                self.assertFalse(company.child_ids, "nothing of the call was written")
+
+    def test_P_7_an_approval_of_records_changed_since_the_question_is_refused_and_asked_again(self):
+        partner = self.env["res.partner"].create({"name": "Prov Delete Me"})
+        self.script(tool_call("odoo_unlink", {"model": "res.partner", "record_ids": [partner.id]}, "call_del"),
+                    {"content": "deleted"})
+        thread, result = self.run_agent(f"Delete the contact {partner.name}", user=self.admin)
+        self.assertEqual(result.state, "waiting_confirmation")
+        partner.name = "Renamed Meanwhile"
+        result = thread.with_user(self.admin).handle_confirmation(True)
+        self.assertEqual(result.state, "waiting_confirmation", "asked again, not run")
+        self.assertTrue(partner.exists())
+        self.assertIn("Prov Delete Me (#%d) was changed (now named Renamed Meanwhile)" % partner.id,
+                      result.confirmation.reason)
+        self.assertEqual(result.confirmation.records, ({"id": partner.id, "name": "Renamed Meanwhile"},))
+        self.assertEqual(thread.with_user(self.admin).handle_confirmation(True).state, "completed")
+        self.assertFalse(partner.exists(), "the second approval, of what is now shown, runs")
