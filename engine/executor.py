@@ -215,11 +215,13 @@ class Executor:
         """The failure of a call that waits for confirmation when it could
         not run anyway (a name matching no record or several, a value Odoo
         refuses, a safety rule), found by running it in a savepoint that is
-        always rolled back; None when it would run (then the user is asked)
-        or when it is not one of the addon's own tools (code the addon does
-        not own may act outside the database, so it never runs unapproved)."""
-        if spec.function is None:
-            return None
+        always rolled back; None when it would run (then the user is asked),
+        or when it is not one of the addon's own tools, or is destructive or
+        a method call: business code may act outside the database (a
+        carrier's label bought over HTTP when a delivery is validated), so
+        those never run before the user approves."""
+        if spec.function is None or spec.is_destructive or spec.name == "odoo_method_call":
+            return None  # business methods (a delivery's validation may buy a carrier label) only run approved
         operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, (), self.env)
         sources: list[str] = []
         try:

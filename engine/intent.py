@@ -8,32 +8,35 @@ Only the forward steps of Odoo's business flows are listed: confirming a
 sale, approving a purchase, validating a transfer, posting an invoice,
 registering a payment, finishing a production. Deleting, archiving,
 cancelling, resetting to draft and every other method always ask under
-this policy. Words are matched on the first five letters of a word of the
-user's (``deliver`` for "delivered"), Chinese and Japanese by characters.
-The words are the user's, never read text: an instruction planted in a
-record cannot make a call ask less."""
+this policy. A word counts only as it stands in the user's latest message
+("post the invoice", not "the posted invoices"; engine/provenance.py
+``asks_for``), Chinese and Japanese by characters; nouns that name a
+document rather than an action ("purchase", "invoice", "delivery") are not
+listed. The words are the user's, never read text, the agent's
+configuration or a memory: an instruction planted in a record cannot make a
+call ask less."""
 from __future__ import annotations
 
 # Tool name -> the words that name its action.
 TOOL_ACTIONS = {
-    "confirm_sale_order": ("confirm", "sell", "sold", "确认", "销售", "卖"),
-    "approve_purchase_order": ("approve", "confirm", "buy", "purchase", "审批", "批准", "确认", "采购", "购买"),
-    "post_invoice": ("post", "validate", "过账"),
-    "register_payment": ("pay", "paid", "payment", "settle", "付款", "支付", "收款", "结算"),
+    "confirm_sale_order": ("confirm", "sell", "确认订单", "销售"),
+    "approve_purchase_order": ("approve", "confirm", "buy", "批准", "确认采购", "购买"),
+    "post_invoice": ("post", "过账"),
+    "register_payment": ("pay", "payment", "settle", "付款", "支付", "收款"),
     "create_internal_transfer": ("transfer", "move", "调拨", "移库"),
 }
 
 # Method of odoo_method_call -> the words that name it (spec 000 §5.1's allow list, forward steps only).
 METHOD_ACTIONS = {
-    "action_confirm": ("confirm", "确认"),
-    "button_confirm": ("confirm", "approve", "buy", "purchase", "确认", "采购"),
-    "button_approve": ("approve", "审批", "批准"),
-    "button_validate": ("validate", "deliver", "ship", "receive", "transfer", "交付", "发货", "收货", "验证"),
-    "action_assign": ("reserve", "availab", "预留"),
+    "action_confirm": ("confirm", "确认订单"),
+    "button_confirm": ("confirm", "approve", "buy", "批准", "购买"),
+    "button_approve": ("approve", "批准"),
+    "button_validate": ("validate", "deliver", "ship", "receive", "交付", "发货", "收货"),
+    "action_assign": ("reserve", "预留"),
     "action_post": ("post", "过账"),
-    "button_mark_done": ("done", "finish", "produce", "manufactur", "完成", "生产"),
-    "action_approve": ("approve", "审批", "批准"),
-    "action_set_won": ("won", "win", "赢"),
+    "button_mark_done": ("finish", "produce", "manufacture", "完成生产"),
+    "action_approve": ("approve", "批准"),
+    "action_set_won": ("win", "赢单"),
 }
 
 

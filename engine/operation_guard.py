@@ -44,6 +44,10 @@ USER_CONTACT_FIELDS = frozenset({"email"})
 # point 4), judged on the ORM operation itself, from any tool or business
 # code: where money goes, what becomes public, what leaves the company.
 PAYMENT_MODELS = frozenset({"res.partner.bank", "payment.token", "account.payment.method.line"})
+# What decides where money goes on a bank account: a write of other fields (the holder's name Odoo copies
+# when the partner is renamed) is not asked about on this account.
+BANK_ACCOUNT_FIELDS = frozenset({"acc_number", "sanitized_acc_number", "partner_id", "allow_out_payment", "bank_id",
+                                 "bank_bic", "clearing_number", "company_id", "active"})
 PAYMENT_FIELDS = frozenset({"partner_bank_id", "bank_account_id", "bank_ids", "primary_bank_account_id",
                             "out_payment_method_line_id"})
 PUBLISHING_FIELDS = frozenset({"website_published", "is_published", "is_public", "public"})
@@ -165,7 +169,8 @@ def always_asked(records, operation: str, values: dict) -> str:
     portal access), outgoing e-mail, texts and messages that notify
     followers outside the company."""
     model = records._name
-    if model in PAYMENT_MODELS:
+    if model in PAYMENT_MODELS and (operation != "write" or model != "res.partner.bank"
+                                    or set(values) & BANK_ACCOUNT_FIELDS):
         return f"{operation} {model} (bank accounts and payment details)"
     banks = sorted(name for name in set(values) & PAYMENT_FIELDS if values[name])
     if operation == "write" and banks:  # on create, business code sets the default account itself

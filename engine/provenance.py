@@ -58,13 +58,14 @@ from dataclasses import dataclass, field
 from .intent import METHOD_ACTIONS
 
 TOKEN_RE = re.compile(r"\w+")
-NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+NUMBER_RE = re.compile(r"(-?)(\d+(?:[.,]\d+)*)")
 # Scripts written without spaces between words: matched by characters, not words.
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 GENERIC_TOOLS = frozenset({"odoo_search_read", "odoo_create", "odoo_write", "odoo_unlink", "odoo_method_call"})
 METHOD_PREFIXES = ("action", "button", "do")
 CANDIDATE_RE = re.compile(r"\(id (\d{1,10})\)")  # how tools/lookup.py lists the records a name matches
 ID_KEYS = ("id", "ids")
+META_KEYS = frozenset({"total", "count", "offset", "limit", "rows_shown", "groups", "updated"})
 # Keys of the addon's tool results that hold the name of a record (trusted, in a user-directed result, as a
 # reference to that record: a record_ref parameter).
 NAME_KEYS = frozenset({"reference", "product", "customer", "vendor", "partner", "employee", "leave_type",
@@ -94,29 +95,44 @@ class Value:
     model: str = ""
 
     def describe(self) -> str:
-        shown = self.value if isinstance(self.value, (int, float)) else json.dumps(self.value, ensure_ascii=False)
+        shown = str(self.value) if isinstance(self.value, (int, float)) else json.dumps(self.value, ensure_ascii=False)
+        shown = shown if len(shown) <= 200 else f"{shown[:150]}… ({len(shown)} characters)"
         what = f"{self.model} record" if self.kind == "record" and self.model else self.kind
         return f"{self.path} = {shown} ({what})"
 
 
 def _tokens(text: str) -> list[str]:
-    return TOKEN_RE.findall(text.casefold())
+    """Words, lower-case, a plain plural's ``s`` dropped ("Desks" is "desk")."""
+    return [token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token
+            for token in TOKEN_RE.findall(text.casefold())]
 
 
 def _numbers(text: str) -> set[float]:
-    """The numbers written in ``text`` ("1,250.50", "2,5", "10%")."""
+    """The numbers written in ``text`` ("1,250.50", "1.250,50", "2,5",
+    "10%"), each read the one or two ways its separators allow; a minus
+    sign right before one is kept."""
     found = set()
-    for match in NUMBER_RE.findall(text):
-        for candidate in (match.replace(",", ""), match.replace(".", "").replace(",", "."), match.replace(",", ".")):
+    for sign, match in NUMBER_RE.findall(text):
+        candidates = {match.replace(",", "")}
+        if re.fullmatch(r"\d{1,3}(\.\d{3})*(,\d+)?|\d+,\d{1,2}", match):  # 1.250,50 or 2,5: a decimal comma
+            candidates.add(match.replace(".", "").replace(",", "."))
+        for candidate in candidates:
             try:
-                found.add(_key(float(candidate)))
-            except ValueError:
+                found.add(_key(float(sign + candidate)))
+            except (ValueError, OverflowError):
                 continue
     return found
 
 
-def _key(number: float) -> float:
-    return round(abs(number), 6)
+def _key(number) -> float | int:
+    """A number as compared: ints as they are, floats rounded to 6 places."""
+    if isinstance(number, float):
+        return round(number, 6) if math.isfinite(number) else number
+    return number
+
+
+def _finite(value) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 @dataclass
@@ -134,16 +150,23 @@ class Provenance:
     names: set = field(default_factory=set)              # record names of user-directed results, normalised
     read_sources: list[str] = field(default_factory=list)
     automated: bool = False                              # no person at the keyboard: every write waits
+    request: tuple = (frozenset(), "")                   # the latest user message: its words, its characters
 
     # ---------------------------------------------------------------- origins
-    def see_user_words(self, text) -> None:
-        """The user wrote ``text`` (a message, an answer, their memory)."""
+    def see_user_words(self, text, message: bool = False, numbers: bool = True) -> None:
+        """The user wrote ``text``: a ``message`` of theirs (the latest one is
+        the request whose actions engine/intent.py reads), or their memory,
+        or the agent's configuration (``numbers`` False: an example order
+        number or today's date in a prompt names no record)."""
         if not isinstance(text, str) or not text.strip():
             return
         tokens = _tokens(text)
         self.words.append(" " + " ".join(tokens) + " ")
         self.compact.append("".join(tokens))
-        self.numbers |= _numbers(text)
+        if numbers:
+            self.numbers |= _numbers(text)
+        if message:
+            self.request = (frozenset(tokens), "".join(tokens))
 
     def see_read(self, source: str) -> None:
         """The model was shown read text from ``source`` (a tool's result, a
@@ -163,7 +186,7 @@ class Provenance:
         become trusted, and so do the candidates a failed lookup of a name
         lists ("(id 23)": the records the user's name matches, among which
         the model may choose; tools/lookup.py)."""
-        directed = approved or not self.untrusted_values(tool, params)
+        directed = approved or self._directed(tool, params)
         self.see_read(f"the result of {tool}")
         if not directed:
             return
@@ -177,6 +200,16 @@ class Provenance:
                 for model in models or ("",):
                     self._trust_id(model, int(candidate))
 
+    def _directed(self, tool: str, params) -> bool:
+        """Whether a call's result is what the user's words asked for: made
+        before any read text, or with every value the user's and at least
+        one of them a text, number or record of theirs (a read with an empty
+        filter, once read text was shown, picks records nobody named)."""
+        if not self.has_read_text:
+            return True
+        walker = self._walk(tool, params)
+        return not walker.found and walker.count <= MAX_LEAVES and walker.users > 0
+
     def _trust(self, data, models: tuple, depth: int, generic: bool) -> None:
         """Trust the ids, numbers and names of a user-directed result
         (``generic``: of a generic ORM tool, whose records are of
@@ -187,6 +220,8 @@ class Provenance:
         if isinstance(data, dict):
             for name, value in data.items():
                 name = str(name)
+                if name in META_KEYS:  # a result's counts and paging, not values of records
+                    continue
                 if isinstance(value, list) and len(value) == 2 and isinstance(value[0], int) \
                         and isinstance(value[1], str):  # a many2one as read() gives it: [id, name]
                     info = self.field_info(models[0], name) if models and models[0] else None
@@ -209,7 +244,7 @@ class Provenance:
         elif isinstance(data, (list, tuple)):
             for value in data:
                 self._trust(value, models, depth + 1, generic)
-        elif isinstance(data, (int, float)) and not isinstance(data, bool) and math.isfinite(data):
+        elif isinstance(data, (int, float)) and not isinstance(data, bool) and _finite(data):
             self.computed.add(_key(data))
 
     def _trust_id(self, model: str, record_id: int) -> None:
@@ -228,9 +263,15 @@ class Provenance:
             return []
         if self.automated:
             return [Value("", "(every value)", "text")]
+        walker = self._walk(tool, params)
+        if walker.count > MAX_LEAVES:
+            return [Value("", f"({walker.count} values)", "text")]
+        return walker.found
+
+    def _walk(self, tool: str, params) -> _Walker:
         spec = self.tools.get(tool)
-        found: list[Value] = []
-        walker = _Walker(self, found)
+        writes = not getattr(spec, "read_only", tool == "odoo_search_read")
+        walker = _Walker(self, [], getattr(spec, "model_names", ()) or (), writes)
         if not isinstance(params, dict):
             walker.generic("", params)
         elif tool in GENERIC_TOOLS:
@@ -240,9 +281,7 @@ class Provenance:
             properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
             for name, value in params.items():
                 walker.schema(name, value, properties.get(name) or {})
-        if walker.count > MAX_LEAVES:
-            return [Value("", f"({walker.count} values)", "text")]
-        return found
+        return walker
 
     def trusts_text(self, value: str) -> bool:
         """Whether the words of ``value`` appear, in order, in the user's words."""
@@ -255,104 +294,143 @@ class Provenance:
         wanted = " " + " ".join(tokens) + " "
         return any(wanted in words for words in self.words)
 
-    def trusts_number(self, value: float) -> bool:
+    def trusts_number(self, value) -> bool:
         return _key(value) in self.numbers or _key(value) in self.computed
 
     def trusts_record(self, model: str, record_id: int) -> bool:
-        return (record_id in self.ids.get(model, ()) or record_id in self.ids.get("", ())
-                or _key(record_id) in self.numbers)
+        """Whether a user-directed result returned record ``record_id`` of
+        ``model`` (or of any model, from a domain tool); a number the user
+        wrote is not an id until a read of theirs found that record."""
+        return record_id in self.ids.get(model, ()) or record_id in self.ids.get("", ())
+
+    def names_field(self, *names: str) -> bool:
+        """Whether the user's words name one of ``names`` (field or
+        parameter names, labels): one of their words, of three letters or
+        more, begins a word of the user's on its first five letters."""
+        stems = {part[:5] for name in names if isinstance(name, str) for part in _tokens(name.replace("_", " "))
+                 if len(part) >= 3 and part not in ("is", "has", "the")}
+        user_tokens = {token for words in self.words for token in words.split()}
+        return any(token.startswith(stem) for stem in stems for token in user_tokens)
 
     def trusts_name(self, value: str) -> bool:
         return self.trusts_text(value) or " ".join(_tokens(value)) in self.names
 
     def asks_for(self, words) -> bool:
-        """Whether the user's words hold one of ``words`` (engine/intent.py):
-        a word of the user's begins with its first five letters; Chinese,
-        Japanese and Korean words by characters."""
-        user_tokens = {token for text in self.words for token in text.split()}
-        for word in words:
-            if CJK_RE.search(word):
-                if any(word in text for text in self.compact):
-                    return True
-            elif any(token.startswith(word[:5]) for token in user_tokens):
-                return True
-        return False
+        """Whether the user's latest message holds one of ``words``
+        (engine/intent.py) as that very word, the way a request says it
+        ("post the invoice", not "the posted invoices"); Chinese, Japanese
+        and Korean words by characters. Never the agent's configuration or
+        a memory."""
+        tokens, characters = self.request
+        return any((word in characters) if CJK_RE.search(word) else (" ".join(_tokens(word)) in tokens)
+                   for word in words)
 
     def trusts_method(self, method: str) -> bool:
-        """Whether the user's words name what ``method`` does: one of its
-        words (its ``action_``/``button_`` prefix aside) begins a word of the
-        user's, on its first five letters ("confirm" for action_confirm,
-        "validat…" for button_validate)."""
-        parts = [part for part in method.casefold().split("_") if part and part not in METHOD_PREFIXES]
-        stems = [part[:5] for part in parts if len(part) >= 3]
-        user_tokens = {token for words in self.words for token in words.split()}
-        return any(token.startswith(stem) for stem in stems for token in user_tokens)
+        """Whether the user's latest message names what ``method`` does: one
+        of its words (its ``action_``/``button_`` prefix aside), or one of
+        its action words (engine/intent.py), as ``asks_for`` reads them."""
+        parts = [part for part in method.casefold().split("_") if len(part) >= 3 and part not in METHOD_PREFIXES]
+        return self.asks_for((*parts, *METHOD_ACTIONS.get(method, ())))
 
 
 class _Walker:
-    """Walks one call's arguments, appending the untrusted values to ``found``."""
+    """Walks one call's arguments, appending the untrusted values to
+    ``found`` and counting the user's own texts, numbers and records
+    (``users``). ``models``: the tool's declared models (a ``record_ref``
+    integer is a record of one of them). ``writes``: the call changes data,
+    so structure (a boolean, an empty or punctuation-only text, a selection
+    key, an ``enum`` value) is the user's only when their words name its
+    field or parameter; for a read it is neutral."""
 
-    def __init__(self, provenance: Provenance, found: list[Value]):
+    def __init__(self, provenance: Provenance, found: list[Value], models: tuple = (), writes: bool = True):
         self.p = provenance
         self.found = found
+        self.models = tuple(models)
+        self.writes = writes
         self.count = 0
+        self.users = 0
 
     def _leaf(self) -> bool:
         self.count += 1
         return self.count <= MAX_LEAVES
 
-    def text(self, path: str, value: str) -> None:
-        if self._leaf() and not self.p.trusts_text(value):
-            self.found.append(Value(path, value, "text"))
+    def _judge(self, trusted: bool, value: Value) -> None:
+        if trusted:
+            self.users += 1
+        else:
+            self.found.append(value)
+
+    def structure(self, path: str, value, *names: str) -> None:
+        """A value that carries no text of its own: a choice between what
+        Odoo or the tool offers, the user's when their words name its field
+        or the choice itself ("invoice" for a contact's type)."""
+        if not self.writes or not self._leaf():
+            return
+        chosen = isinstance(value, str) and bool(_tokens(value)) and self.p.trusts_text(value.replace("_", " "))
+        if not chosen and not self.p.names_field(*names, path.rsplit(".", 1)[-1]):
+            self.found.append(Value(path, value, "choice"))
+
+    def text(self, path: str, value: str, name: str = "") -> None:
+        if not _tokens(value):  # nothing but spaces or punctuation: clears or blanks a field
+            return self.structure(path, value, name)
+        if self._leaf():
+            self._judge(self.p.trusts_text(value), Value(path, value, "text"))
+        return None
 
     def number(self, path: str, value) -> None:
-        if self._leaf() and math.isfinite(value) and not self.p.trusts_number(value):
-            self.found.append(Value(path, value, "number"))
+        if self._leaf() and _finite(value):
+            self._judge(self.p.trusts_number(value), Value(path, value, "number"))
 
-    def record(self, path: str, model: str, value) -> None:
-        if isinstance(value, bool) or value is None:
-            return
-        if not isinstance(value, int):
+    def record(self, path: str, model: str, value, named: bool = False) -> None:
+        """A record id; ``named``: a search filter, where an id the user
+        wrote is theirs (their read then finds that record)."""
+        if value is None or value is False:
+            return self.structure(path, value)
+        if isinstance(value, bool) or not isinstance(value, int):
             return self.generic(path, value)
-        if self._leaf() and not self.p.trusts_record(model, value):
-            self.found.append(Value(path, value, "record", model))
+        if self._leaf():
+            trusted = self.p.trusts_record(model, value) or (named and _key(value) in self.p.numbers)
+            self._judge(trusted, Value(path, value, "record", model))
+        return None
 
-    def generic(self, path: str, value, depth: int = 0) -> None:
-        """Any JSON value: texts and numbers checked, structure skipped."""
+    def generic(self, path: str, value, depth: int = 0, name: str = "") -> None:
+        """Any JSON value: texts and numbers checked, structure as such."""
         if depth > 60 or self.count > MAX_LEAVES:
             self.count = max(self.count, MAX_LEAVES + 1) if depth > 60 else self.count
             return
         if isinstance(value, bool) or value is None:
-            return
-        if isinstance(value, str):
-            self.text(path, value)
+            self.structure(path, value, name)
+        elif isinstance(value, str):
+            self.text(path, value, name)
         elif isinstance(value, (int, float)):
             self.number(path, value)
         elif isinstance(value, dict):
             for key, item in value.items():
-                self.generic(f"{path}.{key}" if path else str(key), item, depth + 1)
+                self.generic(f"{path}.{key}" if path else str(key), item, depth + 1, str(key))
         elif isinstance(value, (list, tuple)):
             for index, item in enumerate(value):
-                self.generic(f"{path}[{index}]", item, depth + 1)
+                self.generic(f"{path}[{index}]", item, depth + 1, name)
 
     # -------------------------------------------------------- the addon's tools
     def schema(self, path: str, value, schema, depth: int = 0) -> None:
-        """A parameter of a tool with its JSON Schema: ``enum`` values are
-        structure; a ``record_ref`` (integer or name) is a record."""
+        """A parameter of a tool with its JSON Schema: an ``enum`` value is
+        structure; a ``record_ref`` (integer or name) is a record of one of
+        the tool's models."""
         if depth > 60:
             return self.generic(path, value, depth)
         schema = schema if isinstance(schema, dict) else {}
+        name = path.rsplit(".", 1)[-1].split("[")[0]
         if isinstance(schema.get("enum"), list) and value in schema["enum"]:
-            return
+            return self.structure(path, value, name)
         types = schema.get("type")
         types = set(types) if isinstance(types, list) else {types}
         if {"integer", "string"} <= types and isinstance(value, (int, str)) and not isinstance(value, bool):
+            if not self._leaf():
+                return None
             if isinstance(value, int):
-                if self._leaf() and not self.p.trusts_number(value):
-                    self.found.append(Value(path, value, "record"))
-            elif self._leaf() and not self.p.trusts_name(value):
-                self.found.append(Value(path, value, "name"))
-            return
+                trusted = any(self.p.trusts_record(model, value) for model in self.models or ("",))
+                return self._judge(trusted, Value(path, value, "record"))
+            return self._judge(self.p.trusts_name(value), Value(path, value, "name"))
         if isinstance(value, dict):
             properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
             for key, item in value.items():
@@ -362,7 +440,8 @@ class _Walker:
             for index, item in enumerate(value):
                 self.schema(f"{path}[{index}]", item, items, depth + 1)
         else:
-            self.generic(path, value, depth)
+            self.generic(path, value, depth, name)
+        return None
 
     # ---------------------------------------------------------- generic tools
     def generic_tool(self, tool: str, params: dict) -> None:
@@ -370,9 +449,8 @@ class _Walker:
         for record_id in params.get("record_ids") or () if isinstance(params.get("record_ids"), list) else ():
             self.record("record_ids", model, record_id)
         method = params.get("method") if tool == "odoo_method_call" else None
-        if isinstance(method, str) and self._leaf() and not self.p.trusts_method(method) \
-                and not self.p.asks_for(METHOD_ACTIONS.get(method, ())):
-            self.found.append(Value("method", method, "method"))
+        if isinstance(method, str) and self._leaf():
+            self._judge(self.p.trusts_method(method), Value("method", method, "method"))
         if tool in ("odoo_create", "odoo_write"):
             self.values("values", model, params.get("values"))
         if tool == "odoo_search_read":
@@ -380,7 +458,7 @@ class _Walker:
         for name, value in params.items():  # anything else a tool of that name was sent
             if name not in ("model", "record_ids", "method", "values", "domain", "fields", "limit", "offset",
                             "order"):
-                self.generic(name, value)
+                self.generic(name, value, name=name)
 
     def values(self, path: str, model: str, values, depth: int = 0) -> None:
         """Field values of ``model`` as create/write take them."""
@@ -390,15 +468,16 @@ class _Walker:
             where = f"{path}.{name}"
             info = self.p.field_info(model, name) if model and isinstance(name, str) else None
             if info is None:
-                self.generic(where, value, depth)
+                self.generic(where, value, depth, str(name))
             elif info.type == "boolean" or value is False or value is None or _chosen(info, value):
-                continue
+                self.structure(where, value, name)
             elif info.type == "many2one":
                 self.record(where, info.comodel, value)
             elif info.type in ("one2many", "many2many"):
                 self.commands(where, info.comodel, value, depth + 1)
             else:
-                self.generic(where, value, depth)
+                self.generic(where, value, depth, name)
+        return None
 
     def commands(self, path: str, comodel: str, value, depth: int) -> None:
         """A one2many/many2many value: commands ``[verb, id, values]`` or ids."""
@@ -410,6 +489,8 @@ class _Walker:
                 self.record(where, comodel, command)
             elif isinstance(command, (list, tuple)) and command and command[0] in (0, 1, 2, 3, 4, 5, 6):
                 verb = command[0]
+                if verb in (2, 3, 5) or (verb == 6 and not (len(command) > 2 and command[2])):
+                    self.structure(where, verb, path.rsplit(".", 1)[-1])  # removes or clears lines
                 if verb in (1, 2, 3, 4) and len(command) > 1:
                     self.record(f"{where}[1]", comodel, command[1])
                 if verb in (0, 1) and len(command) > 2:
@@ -419,6 +500,7 @@ class _Walker:
                         self.record(f"{where}[2][{position}]", comodel, record_id)
             else:
                 self.generic(where, command, depth)
+        return None
 
     def domain(self, path: str, model: str, domain) -> None:
         """A search domain: the operands of its conditions (ids for ``id``
@@ -438,13 +520,14 @@ class _Walker:
                 if target and (isinstance(operand, int) or (isinstance(operand, list) and all(
                         isinstance(item, int) for item in operand))):
                     for record_id in operand if isinstance(operand, list) else [operand]:
-                        self.record(f"{where}[2]", target, record_id)
-                elif info is not None and _chosen(info, operand):
-                    continue
+                        self.record(f"{where}[2]", target, record_id, named=True)
+                elif (info is not None and _chosen(info, operand)) or isinstance(operand, bool) or operand is None:
+                    self.structure(f"{where}[2]", operand, first)
                 else:
-                    self.generic(f"{where}[2]", operand)
+                    self.generic(f"{where}[2]", operand, name=first)
             else:
                 self.generic(where, term)
+        return None
 
 
 def _chosen(info: FieldInfo, value) -> bool:

@@ -125,7 +125,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         (engine/provenance.py): the agent's configuration counts as the
         user's words."""
         provenance = Provenance(tools=self.context.tools, field_info=field_info_of(self.executor.env))
-        provenance.see_user_words(self.context.system_prompt)
+        provenance.see_user_words(self.context.system_prompt, numbers=False)
         return Transcript(self.thread, on_row=self._row_event, provenance=provenance)
 
     def _prepare_prompt(self, query: str) -> None:

@@ -43,9 +43,20 @@ class SafetyDecision:
 
 
 def _archives(spec: ToolSpec, params: dict) -> bool:
-    """Whether a generic write sets ``active`` to false (archives records)."""
-    values = params.get("values")
-    return spec.name == "odoo_write" and isinstance(values, dict) and "active" in values and not values["active"]
+    """Whether a generic create or write sets ``active`` to false, on its
+    records or on lines reached through its relational commands (archives
+    records)."""
+    return spec.name in ("odoo_create", "odoo_write") and _sets_inactive(params.get("values"), 0)
+
+
+def _sets_inactive(values, depth: int) -> bool:
+    if depth > 20 or not isinstance(values, dict):
+        return False
+    if "active" in values and not values["active"]:
+        return True
+    return any(isinstance(command, (list, tuple)) and len(command) > 2 and command[0] in (0, 1)
+               and _sets_inactive(command[2], depth + 1)
+               for value in values.values() if isinstance(value, list) for command in value)
 
 
 class SafetyGuard:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 
 from ..llm import ToolCall
@@ -19,6 +20,7 @@ from .confirmation import ConfirmationRequest
 from .history import HistoryFitter
 from .provenance import Provenance
 
+_logger = logging.getLogger(__name__)
 TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
 ROW_FIELDS = ("role", "content", "tool_call_id", "tool_call_id_generated", "tool_provider_data", "tool_name",
               "tool_arguments", "untrusted_content", "tool_status", "tool_result_data", "references")
@@ -126,9 +128,18 @@ class Transcript:
         provenance = self.provenance
         if provenance is None:
             return
+        try:
+            self._see_row(provenance, row, data)
+        except Exception:  # a row that cannot be judged counts as read text, never as the user's
+            _logger.exception("Conversation %s: row %s could not be judged for provenance", self.thread.id, row.id)
+            provenance.see_read(f"row {row.id}")
+
+    def _see_row(self, provenance: Provenance, row, data) -> None:
         role = row.role
         if role == "user" and not provenance.automated:
-            provenance.see_user_words(row.content or "")
+            provenance.see_user_words(row.content or "", message=True)
+            if row.untrusted_content:  # that turn was given memories or excerpts nobody trusted wrote
+                provenance.see_read("memories or knowledge excerpts given to an earlier request")
         elif role == "confirmation_response" and (row.content or "") == "approved":
             self._approved_calls.add(row.tool_call_id)
         elif role == "assistant" and row.references:

@@ -276,11 +276,13 @@ def parse_tool_arguments(raw) -> tuple[dict, str | None]:
         value = json.loads(text)
     except RecursionError:
         return {}, "arguments are nested too deeply"
-    except json.JSONDecodeError as exc:
+    except json.JSONDecodeError as exc:  # a subclass of ValueError: before it
         value, recovered = _recover_json_object(text)
         if not recovered:
             preview = text if len(text) <= 120 else text[:120] + "…"
             return {}, f"arguments are not valid JSON ({exc.msg} at character {exc.pos}): {preview}"
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        return {}, f"arguments hold a value that cannot be read: {exc}"
     if isinstance(value, str):  # double-encoded
         return parse_tool_arguments(value) if value.strip()[:1] == "{" else ({}, "arguments must be a JSON object")
     if not isinstance(value, dict):

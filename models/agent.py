@@ -86,7 +86,7 @@ class AgenticAiAgent(models.Model):
              "a value it writes did not come from the user's own words or from reads they asked for: that text may "
              "carry instructions aimed at the model.")
     allow_sensitive_data = fields.Boolean(
-        string="Sensitive Data", groups="base.group_system",
+        string="Sensitive Data", groups="base.group_system", copy=False,
         help="Let this agent's tools read unmasked the personal identifiers the company marks as sensitive (system "
              "parameter agentic_ai.sensitive_fields: SSN, private e-mail and phone, bank account numbers...). Off, "
              "they reach the LLM provider masked. Credentials (passwords, keys, tokens) are withheld either way.")

@@ -235,20 +235,22 @@ class AgenticAiMemory(models.Model):
 
     def _counts_as_words_of(self, user):
         """Whether this memory's text counts as ``user``'s own words for the
-        guard (issue 23 point 3; engine/provenance.py): last written by that
-        user, their own memory, or by an AI administrator (any scope);
+        guard (issue 23 point 3; engine/provenance.py): written and last
+        changed by that user, their own memory, or by AI administrators
+        (any scope);
         never a memory learnt by consolidation or last written by the
         superuser, nor a shared memory written by an operator. Any other
         memory reaches the model as data, and a turn given one counts as a
         turn given read text."""
         self.ensure_one()
         memory = self.sudo()
-        writer = memory.write_uid
-        if not writer or writer.id == SUPERUSER_ID or (memory.source or "").startswith(CONSOLIDATION_SOURCE):
+        authors = memory.create_uid | memory.write_uid  # who wrote it and who last changed it
+        if not memory.create_uid or SUPERUSER_ID in authors.ids or (memory.source or "").startswith(
+                CONSOLIDATION_SOURCE):
             return False
-        if memory.scope != "global" and writer == memory.user_id == user:
+        if memory.scope != "global" and authors == memory.user_id == user:
             return True
-        return writer.has_group("agentic_ai.group_agentic_ai_admin")
+        return all(author.has_group("agentic_ai.group_agentic_ai_admin") for author in authors)
 
     @api.model
     def recall(self, query, user, agent=None, thread=None, limit=5):
