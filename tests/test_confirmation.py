@@ -10,8 +10,6 @@ from odoo import Command
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import new_test_user, tagged
 
-from ..engine.confirmation_preview import describe_call
-from ..engine.run_context import build_run_context
 from .common import ACCOUNTANT_GROUPS, ToolCase, tool_call
 
 # Which calls each confirmation policy asks about (odoo_write is medium
@@ -131,22 +129,13 @@ class TestConfirmation(ToolCase):
         self.assertIn(f"run action_confirm on Sales Order (sale.order).\n1 record: {order.name}", result.reply)
 
     def test_records_the_user_cannot_read_are_named_by_id_only(self):
-        """A call on records the user cannot read fails without a question
-        (issue 23 point 5: never ask to approve what cannot run); what a
-        question would show names them by id only."""
         self.agent.require_confirmation = "always"
         salesman = self.salesman  # own documents only
         order = self.quotation()
         self.script(tool_call("odoo_unlink", {"model": "sale.order", "record_ids": [order.id]}), {"content": "x"})
         thread = self.agent.with_user(salesman).start_thread(name="x")
         result = self.agent.with_user(salesman).run(thread.id, "delete it")
-        self.assertEqual(result.state, "completed", "nothing to approve: the deletion cannot run")
-        self.assertIn("do not exist or you may not read them", self.observations(thread)[0])
-        self.assertTrue(order.exists())
-        context = build_run_context(self.agent.with_user(salesman), thread)
-        preview = describe_call(thread.with_user(salesman).env, context.tools["odoo_unlink"],
-                                {"model": "sale.order", "record_ids": [order.id]}, ("sale.order",))
-        self.assertEqual(list(preview["records"]), [{"id": order.id, "name": "(not readable for you)"}])
+        self.assertEqual(result.confirmation.records, ({"id": order.id, "name": "(not readable for you)"},))
 
     def test_wizard_shows_the_request_and_approves_it_once(self):
         self.agent.require_confirmation = "destructive"

@@ -144,6 +144,10 @@ class TestAgentReadsNoMoreThanItsUser(ToolCase):
         self.assertNotIn("colleague@home.example", text)
         self.assertNotIn("555 0199", text)
         officer = self.run_as_accountant("odoo_search_read", params)
+        self.assertNotIn("colleague@home.example", json.dumps(officer, default=str),
+                         "marked sensitive: masked for HR officers too unless the agent may see them (issue 23)")
+        self.agent.sudo().allow_sensitive_data = True
+        officer = self.run_as_accountant("odoo_search_read", params)
         self.assertIn("colleague@home.example", json.dumps(officer, default=str), "HR officers do read them")
 
     def test_others_time_off_stays_hidden(self):

@@ -237,7 +237,8 @@ class TestProvenanceRule(ToolCase):
                   ("res.partner", "child_ids"): FieldInfo("one2many", "res.partner"),
                   ("res.partner", "is_company"): FieldInfo("boolean")}
         provenance = Provenance(field_info=lambda model, name: fields.get((model, name)))
-        provenance.see_user_words("Create the contact ACME Ltd. in Belgium, 12,5% discount; 给张三创建报价")
+        provenance.see_user_words("Create the company ACME Ltd. in Belgium as an invoice address, 12,5% discount; "
+                                  "给张三创建报价", message=True)
         return provenance
 
     def test_values_are_judged_by_their_origin_not_their_field(self):
@@ -266,6 +267,33 @@ class TestProvenanceRule(ToolCase):
                                                                "values": {"is_company": True}})), 1)
         self.assertEqual([v.kind for v in p.untrusted_values("odoo_method_call", {
             "model": "res.partner", "record_ids": [5], "method": "action_archive"})], ["method"])
+        p.see_call("odoo_search_read", {"model": "res.partner", "domain": []}, {"records": [{"id": 77}]}, success=True)
+        self.assertEqual([v.value for v in p.untrusted_values("odoo_write", {
+            "model": "res.partner", "record_ids": [77], "values": {"name": "acme ltd"}})], [77],
+            "once read text was shown, a read with an empty filter names no record")
+
+    def test_found_by_the_adversarial_review(self):
+        """Each a hole the review of the first version found (issue 23)."""
+        p = self.provenance()
+        p.see_user_words("You are an assistant. Today is 2026-12-01. Example: S00025", numbers=False)
+        p.see_call("odoo_search_read", {"model": "res.partner", "domain": [["name", "=", "acme ltd"]]},
+                   {"records": [{"id": 5}]}, success=True)
+        self.assertEqual([v.value for v in p.untrusted_values("odoo_write", {
+            "model": "sale.order", "record_ids": [25, 12, 1], "values": {"note": "acme ltd"}})], [25, 12, 1],
+            "numbers of the user's words, or of the agent's prompt, are no record ids")
+        self.assertTrue(p.untrusted_values("odoo_write", {"model": "res.partner", "record_ids": [5],
+                                                         "values": {"comment": 10 ** 400}}), "no OverflowError")
+        for words, action in (("Which purchase orders are still waiting?", ("approve", "confirm", "buy")),
+                              ("Show me the posted invoices", ("post",)), ("Which products are low?", ("produce",)),
+                              ("Check the configuration", ("confirm",))):
+            p.see_user_words(words, message=True)
+            self.assertFalse(p.asks_for(action), f"{words!r} asks for no {action}")
+        p.see_user_words("Post the invoice of acme ltd", message=True)
+        self.assertTrue(p.asks_for(("post",)))
+        self.assertEqual([v.kind for v in p.untrusted_values("odoo_write", {
+            "model": "res.partner", "record_ids": [5], "values": {"child_ids": [[1, 5, {"active": False}]],
+                                                                  "email": False}})], ["choice", "choice"],
+            "clearing or archiving is a choice the user's words must name")
 
 
 @tagged("post_install", "-at_install")

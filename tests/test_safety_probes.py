@@ -136,8 +136,7 @@ class TestSafetyProbes(ToolCase):
         self.assertIn("and 100 more", result.reply, f"HOLE: summary miscounts records: {result.reply[:400]!r}")
 
     def test_preview_does_not_reveal_existence_of_unreadable_records(self):
-        """INFO: '(no such record)' vs '(not readable for you)' is an existence oracle. The call cannot
-        run, so it is not asked about (issue 23 point 5): its error names both ids alike."""
+        """INFO: '(no such record)' vs '(not readable for you)' is an existence oracle."""
         self.agent.require_confirmation = "always"
         order = self.quotation()
         missing = order.id + 100000
@@ -145,11 +144,9 @@ class TestSafetyProbes(ToolCase):
                     {"content": "x"})
         thread = self.agent.with_user(self.salesman).start_thread(name="x")
         result = self.agent.with_user(self.salesman).run(thread.id, "delete")
-        self.assertEqual(result.state, "completed")
-        observation = self.observations(thread)[0]
-        self.assertIn(f"records [{order.id}, {missing}] do not exist or you may not read them", observation,
-                      f"INFO LEAK: existence of unreadable records is told apart: {observation}")
-        self.assertTrue(order.exists())
+        names = {r["id"]: r["name"] for r in result.confirmation.records}
+        self.assertEqual(names[order.id], names[missing],
+                         f"INFO LEAK: existence of unreadable records is told apart: {names}")
 
     def test_preview_of_a_sudo_write_inside_a_tool_shows_no_secret(self):
         """A tool whose business code writes configuration as superuser: the preview's

@@ -233,8 +233,8 @@ class TestSafetyRules(ToolCase):
         self.assertEqual(result.state, "waiting_confirmation")
         self.assertIn("changes Odoo's configuration (res.company)", thread.pending_confirmation)
         self.assertEqual(company.name, name, "nothing changed before the approval")
-        thread.with_user(self.sysadmin).handle_confirmation(True)
-        self.assertEqual(company.name, "Renamed By Agent")
+        answer = thread.with_user(self.sysadmin).handle_confirmation(True)
+        self.assertEqual(company.name, "Renamed By Agent", answer.reply)
 
     def test_a_tool_that_changes_configuration_on_the_side_is_rolled_back_and_asks(self):
         company = self.env.company
