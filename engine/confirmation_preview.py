@@ -125,8 +125,50 @@ def _current(record, field) -> str:
     return "(empty)" if value is False else _short(value)
 
 
-def _shown(model, field, value) -> str:
-    """A value the call sends, as shown to the user: records by name."""
+def _commands(model, field, value, depth: int = 0) -> str:
+    """A one2many/many2many value, every command of it as the user reads it
+    (issue 23 point 5: nested lines are shown, by name, never cut): "new
+    line: Product: Large Desk (#23), Quantity: 2; update Azure Interior
+    (#14): Email: …; link Deco Addict (#12)"."""
+    comodel = model.env[field.comodel_name]
+    shown = []
+    for command in value:
+        if _is_id(command):
+            command = [4, command]
+        if not isinstance(command, (list, tuple)) or not command or command[0] not in (0, 1, 2, 3, 4, 5, 6):
+            shown.append(dumps(command))
+            continue
+        verb = command[0]
+        target = _names(comodel.browse(command[1]))[0] if verb in (1, 2, 3, 4) and len(command) > 1 and _is_id(
+            command[1]) else None
+        name = f"{target['name']} (#{target['id']})" if target else ""
+        values = command[2] if verb in (0, 1) and len(command) > 2 and isinstance(command[2], dict) else {}
+        fields = ", ".join(f"{(comodel._fields[k].string if k in comodel._fields else k)}: "
+                           f"{_shown(comodel, comodel._fields.get(k), v, depth + 1)}" for k, v in values.items())
+        if verb == 0:
+            shown.append(f"new line: {fields}")
+        elif verb == 1:
+            shown.append(f"update {name or command[1:2]}: {fields}")
+        elif verb in (2, 3):
+            shown.append(f"{'delete' if verb == 2 else 'unlink'} {name or command[1:2]}")
+        elif verb == 4:
+            shown.append(f"link {name or command[1:2]}")
+        elif verb == 5:
+            shown.append("unlink every line")
+        else:
+            ids = command[2] if len(command) > 2 and isinstance(command[2], list) else []
+            names = _names(comodel.browse([i for i in ids if _is_id(i)]))
+            shown.append("replace every line with " + (", ".join(f"{n['name']} (#{n['id']})" for n in names)
+                                                        or "nothing"))
+    return "; ".join(shown) or "(empty)"
+
+
+def _shown(model, field, value, depth: int = 0) -> str:
+    """A value the call sends, as shown to the user: records by name, a
+    relational field's commands each by name (``_commands``)."""
+    if field is not None and field.type in ("one2many", "many2many") and isinstance(value, list) and depth < 5 \
+            and field.comodel_name in model.env:
+        return _commands(model, field, value, depth)
     if field is not None and field.type == "many2one" and _is_id(value):
         names = _names(model.env[field.comodel_name].browse(value))
         return f"{names[0]['name']} (#{value})"
@@ -138,13 +180,15 @@ def _shown(model, field, value) -> str:
         return "yes" if value else "no"
     if value is False or value is None:
         return "(empty)"
-    return _short(value)
+    return _short(value, whole=depth > 0)
 
 
-def _short(value) -> str:
+def _short(value, whole: bool = False) -> str:
+    """``value`` on one line; a long one cut to its start and end, unless
+    ``whole`` (a value inside a relational command is shown whole)."""
     text = dumps(value) if isinstance(value, (dict, list, tuple)) else str(value)
     text = " ".join(text.split())
-    if len(text) <= MAX_VALUE_CHARS:
+    if whole or len(text) <= MAX_VALUE_CHARS:
         return text
     head, tail = MAX_VALUE_CHARS * 2 // 3, MAX_VALUE_CHARS // 3
     return (f"{text[:head]} … [{len(text) - head - tail} of {len(text)} characters not shown here: see the exact "

@@ -424,3 +424,20 @@ class TestWhatIsShownIsWhatRuns(ToolCase):
         self.assertEqual(result.confirmation.records, ({"id": partner.id, "name": "Renamed Meanwhile"},))
         self.assertEqual(thread.with_user(self.admin).handle_confirmation(True).state, "completed")
         self.assertFalse(partner.exists(), "the second approval, of what is now shown, runs")
+
+    def test_nested_commands_are_shown_by_name_and_whole(self):
+        self.agent.require_confirmation = "always"
+        tag = self.env["res.partner.category"].create({"name": "Prov Tag"})
+        belgium = self.env.ref("base.be")
+        note = "A long note " + "x" * 600
+        self.script(tool_call("odoo_create", {"model": "res.partner", "values": {
+            "name": "Prov Parent", "category_id": [[4, tag.id]],
+            "child_ids": [[0, 0, {"name": "Prov Child", "country_id": belgium.id, "comment": note}]]}}),
+            {"content": "done"})
+        thread, result = self.run_agent("Create Prov Parent", user=self.admin)
+        self.assertEqual(result.state, "waiting_confirmation")
+        shown = {change["field"]: change["after"] for change in result.confirmation.changes}
+        self.assertEqual(shown["category_id"], f"link Prov Tag (#{tag.id})")
+        self.assertIn(f"new line: Name: Prov Child, Country: Belgium (#{belgium.id}), Notes: ", shown["child_ids"])
+        self.assertIn(note, result.reply, "a nested value is shown whole")
+        thread.with_user(self.admin).cancel_confirmation()
