@@ -3,7 +3,8 @@ import { Component, useState } from "@odoo/owl";
 /**
  * The call waiting for the user's word (README "Confirmations"): the
  * records by name, each change before → after, the reason and the risk,
- * with Approve, Reject (with a reason) and Cancel. The answer names the
+ * the exact arguments one click away, with Approve, Reject (with a reason)
+ * and Cancel. The answer names the
  * question by its confirmation_id.
  */
 export class ConfirmationBar extends Component {
@@ -24,6 +25,11 @@ export class ConfirmationBar extends Component {
         return { high: "text-bg-danger", medium: "text-bg-warning", low: "text-bg-secondary" }[
             this.props.confirmation.risk_level
         ] || "text-bg-secondary";
+    }
+
+    /** The call's arguments as they will run, whole (values shown cut above are whole here). */
+    get exactArguments() {
+        return JSON.stringify(this.props.confirmation.arguments || {}, null, 2);
     }
 
     show(value) {

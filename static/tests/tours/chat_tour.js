@@ -96,6 +96,9 @@ registry.category("web_tour.tours").add("agentic_ai_chat_confirmation", {
         { trigger: "select.o_agentic_ai_agent_select", run: `selectByLabel ${AGENT}` },
         ...send("delete Tour Partner A"),
         { trigger: ".o_agentic_ai_confirmation:contains(Tour Partner A)" },
+        // the exact arguments, one click away (issue 23 point 5)
+        { trigger: ".o_agentic_ai_confirmation_arguments summary", run: "click" },
+        { trigger: ".o_agentic_ai_confirmation_arguments[open] pre:contains(record_ids)" },
         { trigger: ".o_agentic_ai_bubble_confirmation_request" },
         { trigger: ".o_agentic_ai_approve", run: "click" },
         { trigger: ".o_agentic_ai_bubble_assistant:contains(Deleted Tour Partner A)" },
