@@ -5,7 +5,7 @@ Odoo 19 finds the command in an addon's ``cli/`` folder when the addons
 path is given before the command name (odoo/cli/command.py). Prints one
 line per company (rows checked, head seq and hash, or the first broken
 row and why) and exits 1 when a chain is broken, 2 when the database has
-no agentic_ai, else 0. ``--heads FILE`` compares each chain with the heads
+no agentic_ai or cannot be opened, else 0. ``--heads FILE`` compares each chain with the heads
 a former run printed (its output saved outside the database): a chain
 rewritten or cut since then fails. Reads only; writes nothing."""
 import optparse
@@ -34,7 +34,12 @@ class AgenticAiVerifyLog(Command):
         opt = config.parse_config(cmdargs + ["--no-http"], setup_logging=True)
         if len(config["db_name"]) != 1:
             sys.exit("agentic_ai_verify_log needs one database: -d DB")
-        with Registry(config["db_name"][0]).cursor() as cr:
+        try:
+            registry = Registry(config["db_name"][0])
+        except Exception as error:  # noqa: BLE001 - no such database, or not an Odoo one: said, not a traceback
+            sys.stderr.write(f"cannot open database {config['db_name'][0]}: {error}\n")
+            sys.exit(2)
+        with registry.cursor() as cr:
             env = api.Environment(cr, api.SUPERUSER_ID, {})
             if "agentic.ai.execution.log" not in env:
                 sys.stderr.write("agentic_ai is not installed in this database\n")
@@ -44,6 +49,8 @@ class AgenticAiVerifyLog(Command):
             cr.rollback()
         for result in results:
             sys.stdout.write(describe(result) + "\n")
+        if not results:
+            sys.stdout.write("no company has execution log rows yet: no chain to verify, no head to keep\n")
         sys.exit(0 if all(result["ok"] for result in results) else 1)
 
 
@@ -60,7 +67,8 @@ def read_heads(path):
             if match:
                 heads[int(match.group(1))] = (int(match.group(2)), match.group(3))
     if not heads:
-        sys.exit(f"{path} holds no head line of agentic_ai_verify_log (\"company N: ... head seq S hash H\")")
+        sys.stderr.write(f"warning: {path} holds no head line of agentic_ai_verify_log (\"company N: ... head seq S "
+                         "hash H\"): nothing kept outside to compare with\n")
     return heads
 
 
@@ -73,5 +81,6 @@ def describe(result):
         head += f", {result['unsealed']} not sealed yet"
     broken = result["first_broken"]
     if broken:
-        return f"{head}; BROKEN at row {broken['id']} (seq {broken['seq']}): {broken['reason']}"
+        where = f"row {broken['id']} (seq {broken['seq']})" if broken["id"] else f"chain number {broken['seq']}"
+        return f"{head}; BROKEN at {where}: {broken['reason']}"
     return f"{head}; ok, head seq {result['head']['seq']} hash {result['head']['hash']}"

@@ -11,8 +11,10 @@ cancelling, resetting to draft and every other method always ask under
 this policy. A word counts only as it stands in the user's latest message
 ("post the invoice", not "the posted invoices"; engine/provenance.py
 ``asks_for``), Chinese and Japanese by characters; nouns that name a
-document rather than an action ("purchase", "invoice", "delivery") are not
-listed. The words are the user's, never read text, the agent's
+document rather than an action ("purchase", "invoice", "payment",
+"transfer", "move") are not listed, and an internal transfer always asks.
+A verb said in another sense ("can you confirm what the total is?") still
+counts: the words are matched, not understood. The words are the user's, never read text, the agent's
 configuration or a memory: an instruction planted in a record cannot make a
 call ask less."""
 from __future__ import annotations
@@ -22,8 +24,7 @@ TOOL_ACTIONS = {
     "confirm_sale_order": ("confirm", "sell", "确认订单", "销售"),
     "approve_purchase_order": ("approve", "confirm", "buy", "批准", "确认采购", "购买"),
     "post_invoice": ("post", "过账"),
-    "register_payment": ("pay", "payment", "settle", "付款", "支付", "收款"),
-    "create_internal_transfer": ("transfer", "move", "调拨", "移库"),
+    "register_payment": ("pay", "settle", "付款", "支付", "收款"),
 }
 
 # Method of odoo_method_call -> the words that name it (spec 000 §5.1's allow list, forward steps only).
@@ -31,12 +32,12 @@ METHOD_ACTIONS = {
     "action_confirm": ("confirm", "确认订单"),
     "button_confirm": ("confirm", "approve", "buy", "批准", "购买"),
     "button_approve": ("approve", "批准"),
-    "button_validate": ("validate", "deliver", "ship", "receive", "交付", "发货", "收货"),
+    "button_validate": ("validate", "deliver", "ship", "receive", "发货", "收货"),
     "action_assign": ("reserve", "预留"),
     "action_post": ("post", "过账"),
     "button_mark_done": ("finish", "produce", "manufacture", "完成生产"),
     "action_approve": ("approve", "批准"),
-    "action_set_won": ("win", "赢单"),
+    "action_set_won": ("won", "赢单"),
 }
 
 

@@ -335,12 +335,14 @@ def _outside_head_mismatch(cr, company_id: int, expected: tuple[int, str], head:
     cr.execute(SQL("SELECT id, chain_hash FROM %s WHERE chain_company_id = %s AND chain_seq = %s",
                    SQL.identifier(TABLE), company_id, seq))
     row = cr.fetchone()
-    if row is None:  # purged since: the checkpoint at that number keeps its hash (else nothing to compare)
+    if row is None:  # purged since: only a checkpoint at that very number keeps its hash
         cr.execute(SQL("SELECT last_hash FROM %s WHERE company_id = %s AND last_seq = %s",
                        SQL.identifier(CHECKPOINT_TABLE), company_id, seq))
         checkpoint = cr.fetchone()
-        if checkpoint is None:
-            return None
+        if checkpoint is None:  # a checkpoint is a row of the database too: an old head proves nothing then
+            return {"id": None, "seq": seq, "reason": (
+                f"row number {seq} of the head kept outside is gone (purged, or deleted with a forged checkpoint): "
+                "it cannot be checked; keep a head taken after the last purge")}
         row = (None, checkpoint[0])
     if row[1] != hash_:
         return {"id": row[0], "seq": seq, "reason": (

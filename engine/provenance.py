@@ -181,8 +181,7 @@ class Provenance:
     def see_call(self, tool: str, params, data, *, success: bool, approved: bool = False, error: str = "") -> None:
         """A call of ``tool`` with ``params`` returned ``data`` (or failed
         with ``error``): read text from then on; when the call was
-        user-directed (made before any read text, or all its values from
-        the user, or ``approved``), the ids, numbers and names of ``data``
+        user-directed (``_directed``, or ``approved``), the ids, numbers and names of ``data``
         become trusted, and so do the candidates a failed lookup of a name
         lists ("(id 23)": the records the user's name matches, among which
         the model may choose; tools/lookup.py)."""

@@ -9,6 +9,9 @@ Today is {current_date}. You are helping {user_name}.
 Use the tools to read and change ERP data; never invent records, ids, prices or amounts.
 When a tool returns an error, read it, correct the call and try again, or explain the problem.
 Answer in the user's language, briefly, and name the records you created or changed."""
+# What the safety guard trusts (issue 23): set by AI administrators only (``_check_guard_fields``).
+GUARD_FIELDS = frozenset({"system_prompt", "require_confirmation", "confirm_after_untrusted_content"})
+_COPYING = object()  # marks the create of a copy; a context sent over RPC cannot hold it
 # Appended to every agent's prompt, its own or the default: the chat opens such links as the record's form.
 RECORD_LINK_INSTRUCTION = ("When you mention an Odoo record, link it in Markdown as "
                            "[display name](/odoo/<model>/<id>), e.g. [S00025](/odoo/sale.order/25).")
@@ -117,21 +120,46 @@ class AgenticAiAgent(models.Model):
         for agent in self:
             agent.thread_count = counts.get(agent, 0)
 
+    @api.model_create_multi
+    def create(self, vals_list):
+        if self.env.context.get("agentic_ai_copy") is not _COPYING:  # a copy keeps what an administrator set
+            for vals in vals_list:
+                self._check_guard_fields(vals)
+        return super().create(vals_list)
+
+    def copy(self, default=None):
+        self._check_guard_fields(default or {})
+        return super(AgenticAiAgent, self.with_context(agentic_ai_copy=_COPYING)).copy(default)
+
     def write(self, vals):
         self._check_sudo_agents_editable(self)
+        self._check_guard_fields(vals)
         return super().write(vals)
+
+    @api.model
+    def _check_guard_fields(self, vals):
+        """The fields that set what the guard trusts (the system prompt counts
+        as the user's words; the policy; the provenance check) are set by AI
+        administrators only (issue 23): an AI operator manages agents, but
+        does not decide what is trusted. Raises AccessError."""
+        if set(vals) & GUARD_FIELDS and not (self.env.su or self.env.user.has_group(
+                "agentic_ai.group_agentic_ai_admin")):
+            raise AccessError(self.env._(
+                "Only AI administrators can change an agent's system prompt, confirmation policy or Confirm After "
+                "Record Text: they decide what the agent's safety guard trusts."))
 
     @api.model
     def _check_sudo_agents_editable(self, agents):
         """An agent that runs as another user lends that user's rights to
-        its users, so it, its providers and its tools may be changed by
-        Settings administrators only. Raises AccessError."""
+        its users, and one allowed sensitive data lends its unmasked
+        personal identifiers, so it, its providers and its tools may be
+        changed by Settings administrators only. Raises AccessError."""
         if self.env.su or self.env.user.has_group("base.group_system"):
             return
-        if agents.sudo().filtered("sudo_user_id"):
+        if agents.sudo().filtered(lambda agent: agent.sudo_user_id or agent.allow_sensitive_data):
             raise AccessError(self.env._(
-                "Only Settings administrators can change an agent that runs as another user, or its provider and "
-                "tools."))
+                "Only Settings administrators can change an agent that runs as another user or reads sensitive "
+                "data, or its provider and tools."))
 
     # ------------------------------------------------------------------ actions
     def action_activate(self):

@@ -340,11 +340,14 @@ class AgenticAiExecutionLog(models.Model):
         if not (self.env.su or self.env.user.has_group("agentic_ai.group_agentic_ai_admin")):
             raise AccessError(self.env._("Only AI administrators can verify the execution log."))
         self.env.flush_all()
-        if company is None:
-            self.env.cr.execute(SQL("SELECT chain_company_id FROM %s UNION SELECT company_id FROM %s ORDER BY 1",
+        if company is None:  # every company with rows, a checkpoint, a recorded head or a head kept outside
+            self.env.cr.execute(SQL("SELECT chain_company_id FROM %s UNION SELECT company_id FROM %s "
+                                    "UNION SELECT company_id FROM %s ORDER BY 1",
                                     SQL.identifier(self._table),
-                                    SQL.identifier(self.env["agentic.ai.execution.log.checkpoint"]._table)))
+                                    SQL.identifier(self.env["agentic.ai.execution.log.checkpoint"]._table),
+                                    SQL.identifier(log_chain.HEAD_TABLE)))
             company_ids = [company_id for (company_id,) in self.env.cr.fetchall() if company_id is not None]
+            company_ids = sorted(set(company_ids) | set(expected_heads or ()))
         else:
             company_ids = [company if isinstance(company, int) else company.id]
         expected_heads = expected_heads or {}

@@ -273,6 +273,26 @@ class TestAuditChain(ChainMixin, AgenticCase):
         [result] = self.Log.verify_chain(self.company_b, expected_heads=expected)
         self.assertIn("before the head kept outside", result["first_broken"]["reason"])
 
+    def test_P_8_a_kept_head_behind_a_forged_checkpoint_or_a_wiped_company_is_found(self):
+        """The second review: rows deleted up to a forged checkpoint past
+        the kept head, and a company whose every row and checkpoint was
+        deleted, no longer pass."""
+        rows = self.rows(3, self.company_b).sorted("id")
+        self.seal()
+        kept = self.verify(self.company_b)["head"]
+        second = rows[1].chain_hash
+        self.sql("DELETE FROM agentic_ai_execution_log WHERE id IN %s", tuple(rows[:2].ids))
+        self.sql("INSERT INTO agentic_ai_execution_log_checkpoint (company_id, last_seq, last_hash, rows_purged, "
+                 "create_date) VALUES (%s, 2, %s, 2, now())", self.company_b.id, second)
+        [result] = self.Log.verify_chain(self.company_b, expected_heads={self.company_b.id: (1, "0" * 64)})
+        self.assertIn("cannot be checked", result["first_broken"]["reason"])
+        self.sql("DELETE FROM agentic_ai_execution_log WHERE chain_company_id = %s", self.company_b.id)
+        self.sql("DELETE FROM agentic_ai_execution_log_checkpoint WHERE company_id = %s", self.company_b.id)
+        results = {r["company_id"]: r for r in self.Log.verify_chain()}
+        self.assertFalse(results[self.company_b.id]["ok"], "a company found in the head table alone is verified")
+        self.assertIn("sealed up to number 3 but ends at 0", results[self.company_b.id]["first_broken"]["reason"])
+        self.assertEqual(kept["seq"], 3)
+
     def test_purge_leaves_a_checkpoint_and_the_chain_verifies(self):
         rows = self.rows(6, self.company_b).sorted("id")
         self.sql("UPDATE agentic_ai_execution_log SET create_date = now() - interval '100 days' WHERE id IN %s",

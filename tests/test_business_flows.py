@@ -76,7 +76,7 @@ class TestBusinessFlows(AgenticCase):
 
         self.run_flow(
             "order to cash", user,
-            "Sell 3 Large Desks (Wood) to Acme Corporation, deliver, invoice, post the invoice and record the payment.",
+            "Sell 3 Large Desks (Wood) to Acme Corporation, deliver, invoice, post the invoice and pay it.",
             tool_call("create_quotation", {"partner": "Acme Corporation",
                                            "lines": [{"product": product.id, "quantity": 3}]}),
             confirm,

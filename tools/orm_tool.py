@@ -10,7 +10,7 @@ from odoo.fields import Domain
 from odoo.service.model import get_public_method
 
 from ..engine.json_values import json_rows, to_json_value
-from ..engine.sensitive_fields import is_secret, mask_rows
+from ..engine.sensitive_fields import is_secret, is_sensitive, mask_rows, masks, sensitive_names
 from .lookup import get_model
 from .parsing import DEFAULT_LIMIT, clamp_limit
 from .registry import ToolError, agent_tool
@@ -108,6 +108,9 @@ def _check_readable_path(model, path: str) -> None:
             raise ToolError(f"you may not read {model._name}.{name}, so you cannot filter on it")
         if is_secret(field):
             raise ToolError(f"{model._name}.{name} holds a credential, withheld from agents: it cannot be filtered on")
+        if masks(model.env) and is_sensitive(model._name, name, sensitive_names(model.env)):
+            raise ToolError(f"{model._name}.{name} is sensitive (masked for this agent): it cannot be filtered or "
+                            "sorted on, which would tell its value")
         if not field.relational:
             return
         model = model.env[field.comodel_name]
@@ -269,6 +272,9 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
     records_model = get_model(env, model)
     dom = _domain(records_model, domain)
     field_names = _fields(records_model, fields)
+    for part in (order or "").split(",") if isinstance(order, str) else ():
+        if part.strip():  # sorting on a field tells as much of it as filtering does
+            _check_readable_path(records_model, part.split()[0].strip('"'))
     limit = clamp_limit(limit)
     try:
         total = records_model.search_count(dom)
