@@ -56,21 +56,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .intent import METHOD_ACTIONS
+from .text import CJK_RE
 
 TOKEN_RE = re.compile(r"\w+")
 NUMBER_RE = re.compile(r"(-?)(\d+(?:[.,]\d+)*)")
-# Scripts written without spaces between words: matched by characters, not words.
-CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 GENERIC_TOOLS = frozenset({"odoo_search_read", "odoo_create", "odoo_write", "odoo_unlink", "odoo_method_call"})
 METHOD_PREFIXES = ("action", "button", "do")
 CANDIDATE_RE = re.compile(r"\(id (\d{1,10})\)")  # how tools/lookup.py lists the records a name matches
 ID_KEYS = ("id", "ids")
 META_KEYS = frozenset({"total", "count", "offset", "limit", "rows_shown", "groups", "updated"})
-# Keys of the addon's tool results that hold the name of a record (trusted, in a user-directed result, as a
-# reference to that record: a record_ref parameter).
-NAME_KEYS = frozenset({"reference", "product", "customer", "vendor", "partner", "employee", "leave_type",
-                       "department", "manager", "journal", "uom", "location", "warehouse", "company", "invoice",
-                       "order", "bom"})
+# The keys under which a result names the record whose "id" stands beside them (``Provenance._trust``).
+RECORD_NAME_KEYS = ("display_name", "name")
 MAX_LEAVES = 2000  # values of one call examined; a call with more is judged untrusted as a whole
 MAX_SHOWN = 5      # untrusted values quoted in a reason
 
@@ -217,6 +213,12 @@ class Provenance:
         if depth > 50:
             return
         if isinstance(data, dict):
+            if isinstance(data.get("id"), int) and not isinstance(data.get("id"), bool):
+                # A record as a result gives it, {"id", "name"}: its name may name it again (a record_ref). A
+                # text under any other key (a reference, a note) names nothing, whatever the key is called.
+                for key in RECORD_NAME_KEYS:
+                    if isinstance(data.get(key), str):
+                        self.names.add(" ".join(_tokens(data[key])))
             for name, value in data.items():
                 name = str(name)
                 if name in META_KEYS:  # a result's counts and paging, not values of records
@@ -237,8 +239,6 @@ class Provenance:
                         if isinstance(number, int) and not isinstance(number, bool):
                             for model in targets:
                                 self._trust_id(model, number)
-                if (name in NAME_KEYS or name.endswith("name")) and isinstance(value, str):
-                    self.names.add(" ".join(_tokens(value)))
                 self._trust(value, models, depth + 1, generic)
         elif isinstance(data, (list, tuple)):
             for value in data:
