@@ -3,6 +3,11 @@ characters or lone UTF-16 surrogates, which make psycopg2 fail and would lose
 the whole run."""
 from __future__ import annotations
 
+import re
+
+# Scripts written without spaces between words (Chinese, Japanese, Korean): matched by characters, not words.
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
 
 def clean_text(value, limit: int | None = None) -> str:
     """``value`` as storable text: NUL removed, invalid code points replaced

@@ -18,7 +18,7 @@ from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import SQL
 
 from ..engine.memory_manager import CONSOLIDATION_SOURCE
-from ..engine.text import clean_text
+from ..engine.text import CJK_RE, clean_text
 
 _logger = logging.getLogger(__name__)
 
@@ -35,7 +35,6 @@ STOP_WORDS = frozenset({
     "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "our", "please", "should", "that", "the", "their",
     "them", "then", "there", "this", "to", "us", "was", "we", "what", "when", "where", "which", "who", "why", "will",
     "with", "would", "you", "your"})
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"\w+")
 
 
@@ -53,10 +52,10 @@ def query_terms(query) -> list[str]:
     of the first MAX_QUERY_CHARS characters."""
     terms = []
     for word in _WORD.findall(clean_text(query, MAX_QUERY_CHARS).lower()):
-        if _CJK.search(word):
-            for run in re.findall(r"(?:%s)+" % _CJK.pattern, word):
+        if CJK_RE.search(word):
+            for run in re.findall(r"(?:%s)+" % CJK_RE.pattern, word):
                 terms.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
-            terms.extend(part for part in _CJK.split(word) if len(part) > 1 and part not in STOP_WORDS)
+            terms.extend(part for part in CJK_RE.split(word) if len(part) > 1 and part not in STOP_WORDS)
         elif len(word) > 1 and word not in STOP_WORDS:
             terms.append(word)
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
