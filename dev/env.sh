@@ -71,3 +71,19 @@ copy_db() {  # copy_db TEMPLATE NEW: drop NEW if present, then clone it and its 
 }
 
 free_port() { "$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# shell_on_copy SUFFIX SCRIPT [LOG_LEVEL]: feed SCRIPT to `odoo-bin shell` on a
+# throwaway copy (named with SUFFIX) of the test database left by `make test`
+# (AGENTIC_AI_TEST_DB, default agentic_test), drop the copy, return the
+# shell's exit code.
+shell_on_copy() {
+    local source_db=${AGENTIC_AI_TEST_DB:-agentic_test} rc
+    local db=${source_db}_$1
+    copy_db "$source_db" "$db"
+    set +e
+    odoo_bin shell -d "$db" --no-http --log-level="${3:-warn}" <"$2"
+    rc=$?
+    set -e
+    drop_db "$db"
+    return $rc
+}
