@@ -38,19 +38,28 @@ class ConfirmationSteps:
         request = self._pending_request()
         if isinstance(request, AgentResult):
             return request
-        changed = self.executor.changed_since(request) if approved and request.tool in self.context.tools else ""
-        if changed:  # the user approved what they were shown, not what the records have become
-            return self._ask_again(request, changed)
-        self.transcript.add_confirmation_response(request, approved, reason)
+        name, call_id = request.tool, request.tool_call_id
+        # The user approved what they were shown, not what the records have become since (issue 23 point 5):
+        # that approval is refused, and the call is judged again as if it were new.
+        changed = self.executor.changed_since(request) if approved and name in self.context.tools else ""
+        self.transcript.add_confirmation_response(
+            request, approved and not changed,
+            f"approval refused: {changed} since the question was shown" if changed else reason)
         asked = next((m["content"] for m in reversed(self.transcript.messages) if m["role"] == "user"), "")
         self._prepare_prompt(asked or "")
         self.thread._set_runtime_state(state="executing", pending_confirmation=False)
-        name, call_id = request.tool, request.tool_call_id
         if approved and name in self.context.tools:
             self.tool_call_count += 1
-            result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id,
-                                           approved_operations=request.approved_operations)
-            if result.confirmation_needed:  # it reached a change the user was not shown: ask about that one
+            if changed:
+                result = self.executor.execute(name, request.arguments, tool_call_id=call_id,
+                                               provenance=self.transcript.provenance)
+            else:
+                result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id,
+                                               approved_operations=request.approved_operations)
+            if result.confirmation_needed:  # a change the user was not shown, or records changed: ask again
+                if changed:
+                    result = replace(result, confirmation_reason=f"Asked again: {changed} since you were asked. "
+                                                                 f"{result.confirmation_reason}")
                 paused = self._pause(call_id, name, result)
                 return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
             self.transcript.add_tool_result(call_id, name, self.observer.observe(name, result),
@@ -65,30 +74,6 @@ class ConfirmationSteps:
                                             success=False, status="rejected")
         self._checkpoint()
         return self._continue_after_answer(request, approved)  # the paused plan, else ReAct (runtime_plan.py)
-
-    def _ask_again(self, request: ConfirmationRequest, changed: str) -> AgentResult:
-        """Refuse an approval of records that changed since the question was
-        shown (issue 23 point 5): the answer is recorded as refused, and the
-        same call is judged again and, when it still needs it, asked about
-        with what changed and its records as they are now."""
-        self.transcript.add_confirmation_response(request, False, f"approval refused: {changed} since the "
-                                                  "question was shown")
-        self._prepare_prompt(next((m["content"] for m in reversed(self.transcript.messages)
-                                   if m["role"] == "user"), ""))
-        self.thread._set_runtime_state(state="executing", pending_confirmation=False)
-        result = self.executor.execute(request.tool, request.arguments, tool_call_id=request.tool_call_id,
-                                       provenance=self.transcript.provenance)
-        if result.confirmation_needed:
-            result = replace(result, confirmation_reason=f"Asked again: {changed} since you were asked. "
-                                                         f"{result.confirmation_reason}")
-            paused = self._pause(request.tool_call_id, request.tool, result)
-            return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
-        self.tool_call_count += 1
-        self.transcript.add_tool_result(request.tool_call_id, request.tool,
-                                        self.observer.observe(request.tool, result), success=result.success,
-                                        data=result.data, untrusted=result.untrusted)
-        self._checkpoint()
-        return self._continue_after_answer(request, True)
 
     def cancel_confirmation(self) -> AgentResult:
         """End a paused turn at the user's word: the pending call is not
