@@ -33,6 +33,7 @@ class MessageFolder:
         self.messages: list[dict] = []
         self._open_calls: dict | None = None  # the assistant message later tool_call rows join
         self.statuses: dict[str, str] = {}  # tool_call_id -> status of its result (done, error, ...)
+        self.arguments: dict[str, object] = {}  # tool_call_id -> the call's arguments, read once
 
     def add(self, row) -> None:
         """Fold one ``agentic.ai.thread.message`` row in."""
@@ -41,7 +42,8 @@ class MessageFolder:
             self.messages.append({"role": role, "content": row.content})
             self._open_calls = None
         elif role == "tool_call":
-            call = {"id": row.tool_call_id, "name": row.tool_name, "arguments": row._get_arguments(),
+            self.arguments[row.tool_call_id] = arguments = row._get_arguments()
+            call = {"id": row.tool_call_id, "name": row.tool_name, "arguments": arguments,
                     "id_generated": row.tool_call_id_generated, "provider_data": row.tool_provider_data or {}}
             if self._open_calls is not None:
                 self._open_calls["tool_calls"].append(call)
@@ -150,8 +152,7 @@ class Transcript:
                     data = json.loads(row.tool_result_data)
                 except (ValueError, RecursionError):
                     data = None
-            call = self.call_rows.get(row.tool_call_id)
-            provenance.see_call(row.tool_name or "", call._get_arguments() if call else {}, data,
+            provenance.see_call(row.tool_name or "", self._folder.arguments.get(row.tool_call_id, {}), data,
                                 success=row.tool_status == "done", approved=row.tool_call_id in self._approved_calls,
                                 error=row.content or "" if row.tool_status != "done" else "")
 
