@@ -83,7 +83,7 @@ class ToolSpec:
         return {
             "name": self.name,
             "description": self.description,
-            "parameters": {"type": "object", "properties": self.schema.get("properties", {}),
+            "parameters": {"type": "object", "properties": _unmarked(self.schema.get("properties", {})),
                            "required": self.schema.get("required", [])},
         }
 
@@ -115,6 +115,17 @@ class ToolSpec:
         properties = self.schema.get("properties", {})
         return {key: value.strip() if isinstance(value, str) else value
                 for key, value in params.items() if key in properties}
+
+
+def _unmarked(schema):
+    """``schema`` without the addon's own ``x-odoo-*`` marks
+    (engine/record_arguments.py): the model is sent plain JSON Schema."""
+    if isinstance(schema, Mapping):
+        return {key: _unmarked(value) for key, value in schema.items()
+                if not (isinstance(key, str) and key.startswith("x-odoo-"))}
+    if isinstance(schema, list):
+        return [_unmarked(item) for item in schema]
+    return schema
 
 
 def split_names(text) -> tuple[str, ...]:

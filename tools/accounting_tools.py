@@ -20,6 +20,7 @@ from .summaries import invoice_summary, money
 from .untrusted import note_free_text_fields
 
 MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
+INVOICE_DOMAIN = [("move_type", "in", list(MOVE_TYPES))]
 
 # The sections of a profit and loss statement, by Odoo account type
 # (``account.account.account_type``); income is credit, so its sign flips.
@@ -33,7 +34,7 @@ PNL_SECTIONS = (
 
 
 def _invoice(env, value):
-    return find_record(env, "account.move", value, label="invoice", domain=[("move_type", "in", MOVE_TYPES)],
+    return find_record(env, "account.move", value, label="invoice", domain=INVOICE_DOMAIN,
                        outside="is not an invoice, a bill or a credit note")
 
 
@@ -97,15 +98,15 @@ def _invoices_from_order(env, order):
                  "post it with post_invoice. Returns invoice ids, state, payment state and amounts with currency."),
     parameters={
         "order": record_ref("Sales or purchase order to invoice (id or number). Leave out partner and lines when "
-                            "given."),
-        "partner": record_ref("Customer or vendor (id or name), for an invoice with lines."),
+                            "given.", ["sale.order", "purchase.order"]),
+        "partner": record_ref("Customer or vendor (id or name), for an invoice with lines.", "res.partner"),
         "lines": {
             "type": "array",
             "description": "Invoice lines, when no order is given.",
             "items": {
                 "type": "object",
                 "properties": {
-                    "product": record_ref("Product id or name; Odoo sets price, taxes and account."),
+                    "product": record_ref("Product id or name; Odoo sets price, taxes and account.", "product.product"),
                     "description": {"type": "string",
                                     "description": "Line label; required with price_unit when there is no product."},
                     "quantity": {"type": "number", "exclusiveMinimum": 0, "description": "Quantity (default 1)."},
@@ -169,7 +170,7 @@ def create_invoice(env, order=None, partner=None, lines=None, move_type="out_inv
     description=("Post (validate) a draft invoice, bill or credit note, like its Confirm button: Odoo checks it, "
                  "numbers it (e.g. INV/2026/00012) and writes its journal entry. Only drafts can be posted. Returns "
                  "the invoice with its number, state, payment state and amounts with currency."),
-    parameters={"invoice": record_ref("Invoice id, number, or reference.")},
+    parameters={"invoice": record_ref("Invoice id, number, or reference.", "account.move", INVOICE_DOMAIN)},
 )
 def post_invoice(env, invoice):
     """Post (validate) a draft invoice or bill (id, number or reference) with
@@ -194,10 +195,10 @@ def post_invoice(env, invoice):
                  "leaves the rest due (partial payment). Returns the payment (number, state, journal, date, amount "
                  "with currency) and the invoice's new payment state and amount due."),
     parameters={
-        "invoice": record_ref("Invoice or bill id, number, or reference."),
+        "invoice": record_ref("Invoice or bill id, number, or reference.", "account.move", INVOICE_DOMAIN),
         "amount": {"type": "number", "exclusiveMinimum": 0,
                    "description": "Amount paid in the invoice currency (default: the amount due)."},
-        "journal": record_ref("Bank or cash journal (id or name, default: the first bank journal)."),
+        "journal": record_ref("Bank or cash journal (id or name, default: the first bank journal).", "account.journal"),
         "payment_date": {"type": "string", "description": "Payment date, YYYY-MM-DD (default today)."},
         "memo": {"type": "string", "description": "Payment memo (default: the invoice number)."},
     },

@@ -20,7 +20,7 @@ from .registry import ToolError, agent_tool, record_ref
                  "number of matches."),
     parameters={
         "query": {"type": "string", "description": "Text to look for in name, work email or job title."},
-        "department": record_ref("Department id or name."),
+        "department": record_ref("Department id or name.", "hr.department"),
         "limit": {"type": "integer", "minimum": 1, "maximum": 200,
                   "description": "Maximum employees to return (default 20)."},
     },
@@ -56,8 +56,8 @@ def search_employees(env, query=None, department=None, limit=20):
                  "allocation and overlapping requests and refuses with its own message. Returns the request, its "
                  "state (To Approve...) and duration in days."),
     parameters={
-        "employee": record_ref("Employee id or name."),
-        "leave_type": record_ref("Time off type id or name."),
+        "employee": record_ref("Employee id or name.", "hr.employee"),
+        "leave_type": record_ref("Time off type id or name.", "hr.leave.type"),
         **period_schema(),
         "description": {"type": "string", "description": "Reason shown on the request."},
     },
@@ -96,7 +96,7 @@ def create_leave_request(env, employee, leave_type, date_from, date_to, descript
                  "hours, with the total."),
     parameters={
         **period_schema(),
-        "employee": record_ref("Only this employee (id or name)."),
+        "employee": record_ref("Only this employee (id or name).", "hr.employee"),
     },
 )
 def get_attendance_summary(env, date_from, date_to, employee=None):

@@ -10,9 +10,11 @@ from .parsing import clamp_limit, parse_date, product_lines, product_lines_schem
 from .registry import ToolError, agent_tool, record_ref
 from .summaries import money, user_action_needed
 
+INTERNAL = [("usage", "=", "internal")]  # the locations of a warehouse the tools move stock between
+
 
 def _location(env, value, label):
-    return find_record(env, "stock.location", value, label=label, domain=[("usage", "=", "internal")],
+    return find_record(env, "stock.location", value, label=label, domain=INTERNAL,
                        outside="is not an internal location of a warehouse")
 
 
@@ -27,9 +29,10 @@ def _location(env, value, label):
                  "incoming, outgoing and forecast, for the company or one warehouse or location, with the on-hand "
                  "quantity per internal location."),
     parameters={
-        "product": record_ref("Product id or name."),
-        "warehouse": record_ref("Only this warehouse (id or name)."),
-        "location": record_ref("Only this internal location and its children (id or full name, e.g. WH/Stock)."),
+        "product": record_ref("Product id or name.", "product.product"),
+        "warehouse": record_ref("Only this warehouse (id or name).", "stock.warehouse"),
+        "location": record_ref("Only this internal location and its children (id or full name, e.g. WH/Stock).",
+                               "stock.location", INTERNAL),
     },
 )
 def check_stock_levels(env, product, warehouse=None, location=None):
@@ -81,8 +84,8 @@ def check_stock_levels(env, product, warehouse=None, location=None):
                  "and moves with reserved quantities."),
     parameters={
         "lines": product_lines_schema("Products to move."),
-        "source_location": record_ref("Internal location to take from."),
-        "destination_location": record_ref("Internal location to move to."),
+        "source_location": record_ref("Internal location to take from.", "stock.location", INTERNAL),
+        "destination_location": record_ref("Internal location to move to.", "stock.location", INTERNAL),
         "validate": {"type": "boolean", "description": "Also validate the transfer (default false)."},
     },
 )
@@ -136,9 +139,10 @@ def create_internal_transfer(env, lines, source_location, destination_location, 
                  "the total value, the most valuable products with quantity, unit, average cost and value, and the "
                  "value per category."),
     parameters={
-        "product": record_ref("Only this product (id or name)."),
-        "category": record_ref("Only this product category and its subcategories (id or name, e.g. All/Saleable)."),
-        "warehouse": record_ref("Only the stock of this warehouse (id or name)."),
+        "product": record_ref("Only this product (id or name).", "product.product"),
+        "category": record_ref("Only this product category and its subcategories (id or name, e.g. All/Saleable).",
+                               "product.category"),
+        "warehouse": record_ref("Only the stock of this warehouse (id or name).", "stock.warehouse"),
         "date": {"type": "string", "description": "Value at the end of this day, YYYY-MM-DD (default: now)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 200,
                   "description": "Products listed, most valuable first (default 20); the total always covers all."},

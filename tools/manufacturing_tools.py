@@ -57,10 +57,10 @@ def _bill_of_materials(env, product, bom=None):
                  "(found by Odoo, or given), confirmed like the Confirm button unless confirm=false. Returns the "
                  "order reference, state and each component with required, reserved and available quantities."),
     parameters={
-        "product": record_ref("Product to manufacture, id or name."),
+        "product": record_ref("Product to manufacture, id or name.", "product.product"),
         "quantity": {"type": "number", "exclusiveMinimum": 0,
                      "description": "Quantity to produce in the product's unit."},
-        "bom": record_ref("Bill of materials id or reference; Odoo's default when omitted."),
+        "bom": record_ref("Bill of materials id or reference; Odoo's default when omitted.", "mrp.bom"),
         "confirm": {"type": "boolean", "description": "Confirm the order (default true)."},
     },
 )
@@ -93,8 +93,8 @@ def create_manufacturing_order(env, product, quantity, bom=None, confirm=True):
                  "component status and each component's reserved and forecast quantities; for a product (id or "
                  "name) and quantity, what its bill of materials needs against free stock, with what is missing."),
     parameters={
-        "production": record_ref("Manufacturing order id or reference, e.g. WH/MO/00012."),
-        "product": record_ref("Product id or name (when no order is given)."),
+        "production": record_ref("Manufacturing order id or reference, e.g. WH/MO/00012.", "mrp.production"),
+        "product": record_ref("Product id or name (when no order is given).", "product.product"),
         "quantity": {"type": "number", "exclusiveMinimum": 0,
                      "description": "Units of the product to check for (default 1)."},
     },

@@ -133,10 +133,10 @@ def product_lines_schema(description: str, quantity: str = "Quantity, in uom whe
     properties of the tool's lines."""
     return {"type": "array", "minItems": 1, "description": description, "items": {
         "type": "object", "required": ["product", "quantity"], "properties": {
-            "product": record_ref("Product id or name."),
+            "product": record_ref("Product id or name.", "product.product"),
             "quantity": {"type": "number", "exclusiveMinimum": 0, "description": quantity},
             "uom": record_ref("Unit of measure (id or name, e.g. Units, Dozens) among the product's unit and "
-                              "packagings."),
+                              "packagings.", "uom.uom"),
             **extra}}}
 
 

@@ -21,7 +21,7 @@ from .summaries import money, purchase_order_summary
                  "price_unit is given (in the order currency). Returns the RFQ number, state, amounts with currency "
                  "and lines."),
     parameters={
-        "vendor": record_ref("Vendor id or name."),
+        "vendor": record_ref("Vendor id or name.", "res.partner"),
         "lines": product_lines_schema(
             "Order lines.", "Quantity, in uom when given, else in the product's unit (or the vendor's).",
             price_unit={"type": "number", "minimum": 0, "description": "Unit price; omit for the vendor's price."}),
@@ -70,7 +70,7 @@ def create_purchase_order(env, vendor, lines, date_planned=None):
                  "Odoo's Confirm Order button; when the company requires a manager's second approval, the order "
                  "waits for it, and an order already waiting is approved if the user may. Returns the state and the "
                  "receipts created."),
-    parameters={"order": record_ref("Purchase order id or number, e.g. P00012.")},
+    parameters={"order": record_ref("Purchase order id or number, e.g. P00012.", "purchase.order")},
 )
 def approve_purchase_order(env, order):
     """Confirm a request for quotation with Odoo's ``button_confirm``: it
@@ -103,7 +103,8 @@ def approve_purchase_order(env, order):
     description=("Vendor prices of a product (id or name), optionally for one vendor: price with currency, minimum "
                  "quantity, lead time in days and validity dates, cheapest first, plus the product's cost in the "
                  "company currency."),
-    parameters={"product": record_ref("Product id or name."), "vendor": record_ref("Only this vendor (id or name).")},
+    parameters={"product": record_ref("Product id or name.", "product.product"),
+                "vendor": record_ref("Only this vendor (id or name).", "res.partner")},
 )
 def get_supplier_pricing(env, product, vendor=None):
     """Vendor prices of a product (id or name), optionally of one vendor:

@@ -29,7 +29,7 @@ from .summaries import money, sale_order_summary, user_action_needed
                  "guessing. Prices come from the customer's pricelist unless price_unit is given. Returns the "
                  "quotation number (name), id, state, untaxed and total amounts with currency, and the lines."),
     parameters={
-        "partner": record_ref("Customer id or name."),
+        "partner": record_ref("Customer id or name.", "res.partner"),
         "lines": product_lines_schema(
             "Order lines.",
             price_unit={"type": "number", "minimum": 0,
@@ -86,7 +86,7 @@ def create_quotation(env, partner, lines, note=None, validity_date=None):
                  "confirmed and cancelled orders, confirmed untaxed revenue in the company currency, and the most "
                  "recent orders with number, date, state and amounts."),
     parameters={
-        "partner": record_ref("Customer id or name."),
+        "partner": record_ref("Customer id or name.", "res.partner"),
         "limit": {"type": "integer", "minimum": 1, "maximum": 50,
                   "description": "How many recent orders to list (default 5)."},
     },
@@ -124,7 +124,7 @@ def get_customer_history(env, partner, limit=5):
                  "Inventory installed this creates the delivery). Give the quotation by id or number (e.g. S00012). "
                  "Only quotations (draft or sent) can be confirmed. Returns the order number, state, amounts with "
                  "currency and the deliveries created."),
-    parameters={"order": record_ref("Quotation id or number, e.g. S00012.")},
+    parameters={"order": record_ref("Quotation id or number, e.g. S00012.", "sale.order")},
 )
 def confirm_sale_order(env, order):
     """Confirm a quotation (id or number such as S00012) with Odoo's own
@@ -153,7 +153,7 @@ def confirm_sale_order(env, order):
                  "products. Odoo recomputes the totals. Only quotations (draft or sent) can be changed. Returns the "
                  "order totals with currency and the changed lines."),
     parameters={
-        "order": record_ref("Quotation id or number, e.g. S00012."),
+        "order": record_ref("Quotation id or number, e.g. S00012.", "sale.order"),
         "discount": {"type": "number", "minimum": 0, "maximum": 100,
                      "description": "Discount in percent, e.g. 10 for 10 %."},
         "products": {"type": "array", "items": {"type": ["integer", "string"]},
@@ -196,7 +196,7 @@ def apply_discount(env, order, discount, products=None):
                  "Expected revenue is in the company currency. Returns the id, name, type, stage and salesperson."),
     parameters={
         "name": {"type": "string", "description": "Title of the lead, e.g. \"Office furniture for 40 seats\"."},
-        "partner": record_ref("Existing customer id or name."),
+        "partner": record_ref("Existing customer id or name.", "res.partner"),
         "email": {"type": "string", "description": "Contact email of a new prospect."},
         "phone": {"type": "string", "description": "Contact phone."},
         "expected_revenue": {"type": "number", "minimum": 0,
@@ -240,7 +240,7 @@ def create_lead(env, name, partner=None, email=None, phone=None, expected_revenu
     description=("Summarise the open CRM pipeline by stage: number of opportunities, expected revenue and "
                  "probability-weighted revenue in the company currency, with totals. Optionally for one sales team "
                  "(id or name)."),
-    parameters={"team": record_ref("Sales team id or name; all teams when omitted.")},
+    parameters={"team": record_ref("Sales team id or name; all teams when omitted.", "crm.team")},
 )
 def get_sales_pipeline_summary(env, team=None):
     """Open opportunities of the current company by stage (optionally of one
