@@ -41,7 +41,11 @@ class ConfirmationRequest:
     further change, so an answer names the question the user saw.
     ``seen_versions``: ``[{"id", "version"}]`` of the shown records of
     ``model`` when the question was asked: an approval of records changed
-    since is refused and the question asked again (issue 23 point 5)."""
+    since is refused and the question asked again (issue 23 point 5).
+    ``named``: ``[{"argument", "model", "id", "name", "given"}]``, the
+    record each marked argument named when asked
+    (engine/record_arguments.py); an approval after a name came to name
+    another record is refused the same way."""
     tool_call_id: str
     tool: str
     arguments: dict
@@ -57,11 +61,13 @@ class ConfirmationRequest:
     approved_operations: tuple = ()
     confirmation_id: int = 0
     seen_versions: tuple = ()
+    named: tuple = ()
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data.update(records=list(self.records), changes=list(self.changes),
-                    approved_operations=list(self.approved_operations), seen_versions=list(self.seen_versions))
+                    approved_operations=list(self.approved_operations), seen_versions=list(self.seen_versions),
+                    named=list(self.named))
         return data
 
     def to_json(self) -> str:
@@ -83,7 +89,8 @@ class ConfirmationRequest:
                        changes=tuple(dict(c) for c in data.get("changes") or ()),
                        approved_operations=tuple(dict(o) for o in data.get("approved_operations") or ()),
                        confirmation_id=int(data.get("confirmation_id") or 0),
-                       seen_versions=tuple(dict(v) for v in data.get("seen_versions") or ()))
+                       seen_versions=tuple(dict(v) for v in data.get("seen_versions") or ()),
+                       named=tuple(dict(n) for n in data.get("named") or ()))
         except (TypeError, KeyError, AttributeError, ValueError) as error:
             raise ValueError(f"unreadable confirmation request: {error}") from None
 

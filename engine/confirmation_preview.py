@@ -9,7 +9,10 @@ the confirmation was asked by an ORM operation inside a tool
 as the run's user, from the database: a record the user may not read (or
 that does not exist: the two are not told apart) is shown by its id, a
 field or model they may not read as hidden. Every written value is listed,
-the ones that change first; the exact arguments are in the request too."""
+whole, the ones that change first; a domain tool's records (a customer, the
+product of each line) by name and id, as the tool's own lookup finds them
+(engine/record_arguments.py), its lines one by one; the exact arguments are
+in the request too."""
 from __future__ import annotations
 
 from .json_values import dumps
@@ -17,16 +20,16 @@ from .safety import TOOL_OPERATIONS
 from .tool_spec import ToolSpec
 
 MAX_RECORDS = 50        # records named in one request (the total is given as record_count)
-MAX_VALUE_CHARS = 300   # one shown value; of a longer one, its start and end and how much is left out
 ID_NAMES = ("record_ids", "record_id", "ids", "id")
 UNREADABLE = "(not readable for you)"
 HIDDEN = "(hidden: you may not read this field)"
 
 
-def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> dict:
+def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...], named: tuple = ()) -> dict:
     """Keyword arguments of ``ConfirmationRequest`` (model, model_label,
     operation, records, record_count, changes) for ``spec`` called with
-    ``params`` in ``env`` (the run's environment)."""
+    ``params`` in ``env`` (the run's environment); ``named`` the records
+    its marked arguments name (``record_arguments.resolve``)."""
     model_name = params.get("model") if isinstance(params.get("model"), str) else (touched[0] if touched else "")
     model = env.get(model_name)
     operation = TOOL_OPERATIONS.get(spec.name, "call")
@@ -39,7 +42,19 @@ def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -
             return describe_operation(None, operation, values, model_name=model_name)
         return describe_operation(model.browse(_ids(params.get("record_ids"))), operation, values)
     ids, changes = [], []
+    named = {entry["argument"]: entry for entry in named}
+    properties = spec.schema.get("properties") if isinstance(spec.schema.get("properties"), dict) else {}
     for name, value in params.items():
+        entry = named.get(name)
+        if entry is not None and entry["model"] == model_name and spec.model_names[:1] == (model_name,):
+            ids.append(entry["id"])  # the order a sale.order tool acts on, found by its number
+            continue
+        if entry is not None or (isinstance(value, (dict, list)) and isinstance(properties.get(name), dict)
+                                 and _described(properties[name])):
+            field = (model._fields.get(name) or model._fields.get(f"{name}_id")) if model is not None else None
+            changes.append({"field": name, "label": field.string if field else _title(name, properties.get(name)),
+                            "before": None, "after": _argument(properties.get(name) or {}, value, name, named)})
+            continue
         field = model._fields.get(name) if model is not None else None
         if field is None and model is not None and _is_id(value):
             field = model._fields.get(f"{name}_id")  # a domain tool's "partner": the record partner_id names
@@ -56,6 +71,40 @@ def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -
     return {"model": model_name, "model_label": _label(env, model_name), "operation": "call",
             "records": tuple(_names(records[:MAX_RECORDS])) if records is not None else (),
             "record_count": len(set(ids)), "changes": tuple(changes)}
+
+
+def _described(schema: dict) -> bool:
+    """Whether ``schema`` says what the parts of its value are (the
+    properties of an object, or of each item of a list)."""
+    items = schema.get("items") if isinstance(schema.get("items"), dict) else schema
+    return isinstance(items.get("properties"), dict)
+
+
+def _title(key: str, schema) -> str:
+    title = schema.get("title") if isinstance(schema, dict) else None
+    return title if isinstance(title, str) and title else key.replace("_", " ").capitalize()
+
+
+def _argument(schema: dict, value, path: str, named: dict) -> str:
+    """A domain tool's argument as the user reads it: a record by name and
+    id (``Large Desk (Wood) (#23)``), each line of a list numbered, an
+    object's parts by their titles; everything whole."""
+    entry = named.get(path)
+    if entry is not None:
+        return f"{entry['name']} (#{entry['id']})"
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return "; ".join(f"{index}) {_argument(schema['items'], item, f'{path}[{index}]', named)}"
+                         for index, item in enumerate(value, start=1)) or "(empty)"
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        properties = schema["properties"]
+        return ", ".join(f"{_title(key, properties.get(key))}: "
+                         f"{_argument(properties.get(key) or {}, item, f'{path}.{key}', named)}"
+                         for key, item in value.items()) or "(empty)"
+    if value is None or value is False:
+        return "(empty)"
+    if value is True:
+        return "yes"
+    return _short(value)
 
 
 def describe_operation(records, operation: str, values: dict, model_name: str = "") -> dict:
@@ -180,16 +229,12 @@ def _shown(model, field, value, depth: int = 0) -> str:
         return "yes" if value else "no"
     if value is False or value is None:
         return "(empty)"
-    return _short(value, whole=depth > 0)
+    return _short(value)
 
 
-def _short(value, whole: bool = False) -> str:
-    """``value`` on one line; a long one cut to its start and end, unless
-    ``whole`` (a value inside a relational command is shown whole)."""
+def _short(value) -> str:
+    """``value`` on one line, whole (issue 23 point 5: what is shown is what
+    runs; the confirmation bar folds a long value and shows it whole on
+    demand)."""
     text = dumps(value) if isinstance(value, (dict, list, tuple)) else str(value)
-    text = " ".join(text.split())
-    if whole or len(text) <= MAX_VALUE_CHARS:
-        return text
-    head, tail = MAX_VALUE_CHARS * 2 // 3, MAX_VALUE_CHARS // 3
-    return (f"{text[:head]} … [{len(text) - head - tail} of {len(text)} characters not shown here: see the exact "
-            f"parameters] … {text[-tail:]}")
+    return " ".join(text.split())

@@ -46,6 +46,8 @@ from .confirmation import call_key
 from .confirmation_preview import UNREADABLE, describe_call
 from .json_values import dumps
 from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding, signature
+from .record_arguments import changed as names_changed
+from .record_arguments import resolve
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, TOOL_OPERATIONS, SafetyGuard
 from .sensitive_fields import CONTEXT_KEY, MASK, carries_mask
@@ -174,9 +176,11 @@ class Executor:
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
             failure = self._fails_anyway(spec, params)
+            if failure is None:
+                named, failure = self._named(spec, params)
             if failure is not None:  # never ask to approve a call that cannot run (issue 23 point 5)
                 return self._record(tool_name, params, touched, started, failure, tool_call_id)
-            preview = self._preview(spec, params, touched)
+            preview = self._preview(spec, params, touched, named)
             return self._ask(decision.reason, decision.source, params, preview,
                              (*approved_operations, *self._declared_operations(spec, params, touched)))
         # What the user approved: the operations shown (and those the call declares).
@@ -238,6 +242,22 @@ class Executor:
                 return None  # a bug in the tool: the user is asked, and the approved run reports it
             return ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
 
+    def _named(self, spec: ToolSpec, params: dict) -> tuple[tuple[dict, ...], ExecutionResult | None]:
+        """The records the call's marked arguments name (``record_arguments.resolve``),
+        looked up as the run's user, or the failure to give the model when
+        a name matches no record or several: the user is asked which one
+        before any question about approving the call (issue 23 point 5)."""
+        sources: list[str] = []
+        try:
+            with self.env.cr.savepoint(flush=False), collecting() as sources:
+                named, problem = resolve(self.env, spec.schema, params)
+        except Exception as error:  # noqa: BLE001 - a mark the lookup cannot use: the question shows the value as given
+            _logger.warning("Could not look up the records a call of %s names: %s", spec.name, error)
+            return (), None
+        if not problem:
+            return named, None
+        return named, ExecutionResult(False, error=f"nothing was run or asked: {problem}", untrusted=tuple(sources))
+
     def _ask(self, reason: str, source: str, params: dict, preview: dict, approves: tuple) -> ExecutionResult:
         """The result of a call that waits for the user's confirmation;
         ``approves`` the operation signatures an approval covers; the shown
@@ -267,9 +287,15 @@ class Executor:
     def changed_since(self, request) -> str:
         """What changed, since ``request`` (a ConfirmationRequest) was shown,
         in the records it named: each one renamed, changed or deleted, by
-        name as the user may read it; ``""`` when nothing did."""
+        name as the user may read it, and each name of a marked argument
+        that names another record now; ``""`` when nothing did."""
+        spec = self.context.tools.get(request.tool)
+        names_now = ""
+        if request.named and spec is not None:  # a name the question showed may have come to name another record
+            with self.env.cr.savepoint(flush=False), collecting():
+                names_now = names_changed(self.env, spec.schema, request.arguments, request.named)
         if not request.seen_versions or request.model not in self.env:
-            return ""
+            return names_now
         then = {v.get("id"): v.get("version") for v in request.seen_versions}
         now = {v["id"]: v["version"] for v in self._versions(request.model, list(then))}
         shown = {r.get("id"): r.get("name") for r in request.records}
@@ -282,15 +308,15 @@ class Executor:
                 name = record.display_name if record._filtered_access("read") else UNREADABLE
                 renamed = f" (now named {name})" if name != shown.get(record_id) else ""
                 changes.append(f"{shown.get(record_id) or record_id} (#{record_id}) was changed{renamed}")
-        return "; ".join(changes)
+        return "; ".join(filter(None, [*changes, names_now]))
 
-    def _preview(self, spec: ToolSpec, params: dict, touched: tuple[str, ...]) -> dict:
+    def _preview(self, spec: ToolSpec, params: dict, touched: tuple[str, ...], named: tuple = ()) -> dict:
         """What the call would do, for the user (engine/confirmation_preview.py);
         arguments it cannot describe still get a request (with the exact
         parameters), never a failed turn."""
         try:
             with self.env.cr.savepoint(flush=False):
-                return describe_call(self.env, spec, params, touched)
+                return {**describe_call(self.env, spec, params, touched, named), "named": named}
         except Exception as error:  # the request is still shown, with its exact parameters
             _logger.warning("Could not describe a call of %s for its confirmation: %s", spec.name, error,
                             exc_info=not is_refusal(error))
