@@ -63,15 +63,18 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         self.script(tool_call("odoo_unlink", {"model": "res.partner", "record_ids": [first.id]}, "call_a"),
                     {"content": "Deleted Tour Partner A."},
                     tool_call("odoo_unlink", {"model": "res.partner", "record_ids": [second.id]}, "call_b"),
-                    {"content": "Understood, I kept Tour Partner B."})
+                    {"content": "Understood, I kept Tour Partner B."},
+                    tool_call("odoo_write", {"model": "res.partner", "record_ids": [second.id],
+                                             "values": {"comment": "A long note. " * 50 + "END-OF-NOTE"}}, "call_c"))
         self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_confirmation", login="chat_sales",
                         timeout=120)
+        self.assertFalse(second.comment, "the cancelled note was not written")
         self.assertFalse(first.exists(), "the approved deletion ran")
         self.assertTrue(second.exists(), "the rejected deletion did not run")
-        self.assertIn("still a customer", self.scenario.chat_requests()[-1]["messages"][-1]["content"],
+        self.assertIn("still a customer", self.scenario.chat_requests()[-2]["messages"][-1]["content"],
                       "the model was told the reason of the rejection")
         responses = self.thread().message_ids.filtered(lambda m: m.role == "confirmation_response")
-        self.assertEqual(len(responses), 2)
+        self.assertEqual(len(responses), 3, "approved, rejected, cancelled")
 
     def test_plan_panel_shows_the_threads_latest_plan(self):
         thread = self.agent.with_user(self.salesperson).start_thread(name="Plan tour")

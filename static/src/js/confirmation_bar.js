@@ -1,9 +1,13 @@
 import { Component, useState } from "@odoo/owl";
 
+/** Characters of a value shown before it is folded; the rest is one click away, never left out. */
+const FOLD_AT = 300;
+
 /**
  * The call waiting for the user's word (README "Confirmations"): the
- * records by name, each change before → after, the reason and the risk,
- * the exact arguments one click away, with Approve, Reject (with a reason)
+ * records by name, each change before → after (a long value folded and
+ * shown whole on demand), the reason and the risk, the exact arguments one
+ * click away, with Approve, Reject (with a reason)
  * and Cancel. The answer names the
  * question by its confirmation_id.
  */
@@ -18,7 +22,13 @@ export class ConfirmationBar extends Component {
     };
 
     setup() {
-        this.state = useState({ rejecting: false, reason: "" });
+        this.state = useState({ rejecting: false, reason: "", whole: {} });
+        this.foldAt = FOLD_AT;
+    }
+
+    /** Show the value ``key`` (a change's before or after) whole. */
+    showWhole(key) {
+        this.state.whole[key] = true;
     }
 
     get riskClass() {
@@ -27,7 +37,7 @@ export class ConfirmationBar extends Component {
         ] || "text-bg-secondary";
     }
 
-    /** The call's arguments as they will run, whole (values shown cut above are whole here). */
+    /** The call's arguments as they will run, exactly as the tool receives them. */
     get exactArguments() {
         return JSON.stringify(this.props.confirmation.arguments || {}, null, 2);
     }

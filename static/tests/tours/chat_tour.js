@@ -112,6 +112,14 @@ registry.category("web_tour.tours").add("agentic_ai_chat_confirmation", {
         { trigger: ".o_agentic_ai_bubble_assistant:contains(kept Tour Partner B)" },
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_confirmation))" },
         idle(),
+        // a long value is folded, never cut: shown whole on demand (issue 23 point 5)
+        ...send("note on Tour Partner B"),
+        { trigger: ".o_agentic_ai_changes:not(:contains(END-OF-NOTE)) .o_agentic_ai_show_whole:contains(show all)",
+          run: "click" },
+        { trigger: ".o_agentic_ai_changes:contains(END-OF-NOTE):not(:has(.o_agentic_ai_show_whole))" },
+        { trigger: ".o_agentic_ai_cancel", run: "click" },
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_confirmation))" },
+        idle(),
     ],
 });
 
