@@ -69,7 +69,7 @@ def describe_call(env, spec: ToolSpec, params: dict, touched: tuple[str, ...], n
             changes.append({"field": name, "label": field.string if field else name, "before": None, "after": shown})
     records = model.browse(ids) if model is not None else None
     return {"model": model_name, "model_label": _label(env, model_name), "operation": "call",
-            "records": tuple(_names(records[:MAX_RECORDS])) if records is not None else (),
+            "records": tuple(record_names(records[:MAX_RECORDS])) if records is not None else (),
             "record_count": len(set(ids)), "changes": tuple(changes)}
 
 
@@ -132,7 +132,7 @@ def describe_operation(records, operation: str, values: dict, model_name: str = 
         changes.append({"field": name, "label": field.string if field else name, "before": before, "after": after})
     changes.sort(key=lambda change: change["before"] == change["after"])  # the values that change first
     return {"model": records._name, "model_label": _label(records.env, records._name), "operation": operation,
-            "records": tuple(_names(records[:MAX_RECORDS], readable)), "record_count": len(records),
+            "records": tuple(record_names(records[:MAX_RECORDS], readable)), "record_count": len(records),
             "changes": tuple(changes)}
 
 
@@ -149,7 +149,7 @@ def _label(env, model_name: str) -> str:
     return (model._description or model_name) if model is not None else model_name
 
 
-def _names(records, readable=None) -> list[dict]:
+def record_names(records, readable=None) -> list[dict]:
     """``[{"id", "name"}]``, the name read as the records' user from the
     database (a name already in the cache, read by other code in this
     transaction, must not reach a user who may not read it)."""
@@ -163,7 +163,7 @@ def _current(record, field) -> str:
     """``field``'s value on ``record`` now, as shown to the user."""
     value = record[field.name]
     if field.type in ("many2one", "one2many", "many2many"):
-        names = _names(value[:10])
+        names = record_names(value[:10])
         return ", ".join(n["name"] for n in names) + (" …" if len(value) > 10 else "") if value else "(empty)"
     if field.type == "selection":
         return str(dict(field._description_selection(record.env)).get(value, value)) if value else "(empty)"
@@ -188,7 +188,7 @@ def _commands(model, field, value, depth: int = 0) -> str:
             shown.append(dumps(command))
             continue
         verb = command[0]
-        target = _names(comodel.browse(command[1]))[0] if verb in (1, 2, 3, 4) and len(command) > 1 and _is_id(
+        target = record_names(comodel.browse(command[1]))[0] if verb in (1, 2, 3, 4) and len(command) > 1 and _is_id(
             command[1]) else None
         name = f"{target['name']} (#{target['id']})" if target else ""
         values = command[2] if verb in (0, 1) and len(command) > 2 and isinstance(command[2], dict) else {}
@@ -206,7 +206,7 @@ def _commands(model, field, value, depth: int = 0) -> str:
             shown.append("unlink every line")
         else:
             ids = command[2] if len(command) > 2 and isinstance(command[2], list) else []
-            names = _names(comodel.browse([i for i in ids if _is_id(i)]))
+            names = record_names(comodel.browse([i for i in ids if _is_id(i)]))
             shown.append("replace every line with " + (", ".join(f"{n['name']} (#{n['id']})" for n in names)
                                                         or "nothing"))
     return "; ".join(shown) or "(empty)"
@@ -219,7 +219,7 @@ def _shown(model, field, value, depth: int = 0) -> str:
             and field.comodel_name in model.env:
         return _commands(model, field, value, depth)
     if field is not None and field.type == "many2one" and _is_id(value):
-        names = _names(model.env[field.comodel_name].browse(value))
+        names = record_names(model.env[field.comodel_name].browse(value))
         return f"{names[0]['name']} (#{value})"
     if field is not None and field.type == "selection" and isinstance(value, str):
         return str(dict(field._description_selection(model.env)).get(value, value))

@@ -39,15 +39,24 @@ from odoo.exceptions import UserError
 from odoo.tools.safe_eval import safe_eval
 
 from ..llm import ToolCall
+from ..tools.lookup import tracing
 from ..tools.registry import ToolError
 from ..tools.untrusted import collecting, note_prose_values
 from .audit import AuditTrail
 from .confirmation import call_key
-from .confirmation_preview import UNREADABLE, describe_call
+from .confirmation_preview import UNREADABLE, describe_call, record_names
 from .json_values import dumps
-from .operation_guard import ConfirmationNeeded, OperationGuard, OperationRefused, guarding, signature
-from .record_arguments import changed as names_changed
-from .record_arguments import resolve
+from .operation_guard import (
+    ChangesReached,
+    ConfirmationNeeded,
+    OperationGuard,
+    OperationRefused,
+    guarding,
+    signature,
+)
+from .record_arguments import candidates
+from .record_arguments import changes as name_changes
+from .record_arguments import named as named_records
 from .run_context import RunContext
 from .safety import CONFIRM_REQUIRED, DENY, TOOL_OPERATIONS, SafetyGuard
 from .sensitive_fields import CONTEXT_KEY, MASK, carries_mask
@@ -61,6 +70,14 @@ _logger = logging.getLogger(__name__)
 # 20,000): whole records, so that what is kept stays valid JSON.
 SNAPSHOT_CHARS = 19000
 MAX_VERSIONED = 200  # records of a question whose versions are kept (an approval checks them)
+
+
+def _listed(trace: list[dict]) -> dict | None:
+    """The data of a failed call whose lookups listed records for the user
+    to choose from: ``{"candidates": [{"model", "ids"}]}`` (the only ids of
+    a failure the provenance guard trusts, engine/provenance.py), else None."""
+    found = candidates(trace)
+    return {"candidates": found} if found else None
 
 
 def _fitted(snapshots: list[dict], overflow: int) -> list[dict]:
@@ -77,7 +94,7 @@ def _fitted(snapshots: list[dict], overflow: int) -> list[dict]:
 
 
 class _WouldRun(Exception):
-    """Ends the dry run of a call that ran through (``Executor._fails_anyway``)."""
+    """Ends the dry run of a call that ran through (``Executor._dry_run``)."""
 
 
 @dataclass(frozen=True)
@@ -175,22 +192,21 @@ class Executor:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"refused by the safety rules: {decision.reason}"), tool_call_id)
         if decision.verdict == CONFIRM_REQUIRED:
-            failure = self._fails_anyway(spec, params)
-            if failure is None:
-                named, failure = self._named(spec, params)
+            failure, trace = self._dry_run(spec, params)
             if failure is not None:  # never ask to approve a call that cannot run (issue 23 point 5)
                 return self._record(tool_name, params, touched, started, failure, tool_call_id)
-            preview = self._preview(spec, params, touched, named)
+            preview = self._preview(spec, params, touched, self._named(spec, params, trace))
             return self._ask(decision.reason, decision.source, params, preview,
                              (*approved_operations, *self._declared_operations(spec, params, touched)))
         # What the user approved: the operations shown (and those the call declares).
         approved = (*approved_operations, *self._declared_operations(spec, params, touched)) if confirmed else ()
         operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, approved, self.env)
-        snapshot, sources = None, []  # the snapshot is kept for a call whose changes stay
+        snapshot, sources, trace = None, [], []
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
-            with self.env.cr.savepoint(), guarding(operations), collecting() as sources:  # flushes on entry/success
+            with self.env.cr.savepoint(), guarding(operations), collecting() as sources, \
+                    tracing() as trace:  # flushes on entry/success
                 data = self._run(spec, params)
                 if spec.function is not None and not sources:  # record names and labels in the addon's own results
                     note_prose_values(data, f"the result of {spec.name}")
@@ -209,54 +225,58 @@ class Executor:
             # A refusal is reported as such, whatever the tool (or safe_eval) made of it.
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
             # An error may quote records (a lookup listing the names that match).
-            result = ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
+            result = ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources),
+                                     data=_listed(trace))
             if not is_refusal(error, spec.function):  # a tool bug must not end the run; logged with its traceback
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
                 return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot, level="error")
         return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
 
-    def _fails_anyway(self, spec: ToolSpec, params: dict) -> ExecutionResult | None:
-        """The failure of a call that waits for confirmation when it could
-        not run anyway (a name matching no record or several, a value Odoo
-        refuses, a safety rule), found by running it in a savepoint that is
-        always rolled back; None when it would run (then the user is asked),
-        or when it is not one of the addon's own tools, or is destructive or
-        a method call: business code may act outside the database (a
-        carrier's label bought over HTTP when a delivery is validated), so
-        those never run before the user approves."""
-        if spec.function is None or spec.is_destructive or spec.name == "odoo_method_call":
-            return None  # business methods (a delivery's validation may buy a carrier label) only run approved
-        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, (), self.env)
+    def _dry_run(self, spec: ToolSpec, params: dict, lookups_only: bool = False) -> tuple[
+            ExecutionResult | None, list[dict]]:
+        """``(failure, trace)`` of the call run in a savepoint that is always
+        rolled back, before the user is asked to approve it: ``failure`` when
+        it could not run anyway (a name matching no record or several, a
+        value Odoo refuses, a safety rule), else None; ``trace`` the lookups
+        its names went through (``tools.lookup.tracing``), what the
+        question shows. Only the addon's own tools run so: a destructive
+        one, and any one when ``lookups_only``, only up to its first change
+        (``OperationGuard.stop_before_changes``): its lookups and checks, never the
+        business method after them (a delivery's validation may buy a
+        carrier label over HTTP); a method call and code the addon does not
+        own never run before the user approves."""
+        if spec.function is None or spec.name == "odoo_method_call":
+            return None, []
+        operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, (), self.env,
+                                    stop_before_changes=lookups_only or spec.is_destructive)
         sources: list[str] = []
+        trace: list[dict] = []
         try:
-            with self.env.cr.savepoint(), guarding(operations), collecting() as sources:
+            with self.env.cr.savepoint(), guarding(operations), collecting() as sources, tracing() as trace:
                 self._run(spec, params)
                 raise _WouldRun
-        except _WouldRun:
-            return None
+        except (_WouldRun, ChangesReached):
+            return None, trace
         except Exception as exc:  # noqa: BLE001 - the call's failure, as running it would give it
             if operations.confirmations and not operations.refusals:
-                return None
+                return None, trace
             error = OperationRefused(operations.refusals[0]) if operations.refusals else exc
             if not is_refusal(error, spec.function):
-                return None  # a bug in the tool: the user is asked, and the approved run reports it
-            return ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources))
+                return None, trace  # a bug in the tool: the user is asked, and the approved run reports it
+            return ExecutionResult(False, error=self._describe(error, spec), untrusted=tuple(sources),
+                                   data=_listed(trace)), trace
 
-    def _named(self, spec: ToolSpec, params: dict) -> tuple[tuple[dict, ...], ExecutionResult | None]:
-        """The records the call's marked arguments name (``record_arguments.resolve``),
-        looked up as the run's user, or the failure to give the model when
-        a name matches no record or several: the user is asked which one
-        before any question about approving the call (issue 23 point 5)."""
-        sources: list[str] = []
-        try:
-            with self.env.cr.savepoint(flush=False), collecting() as sources:
-                named, problem = resolve(self.env, spec.schema, params)
-        except Exception as error:  # noqa: BLE001 - a mark the lookup cannot use: the question shows the value as given
-            _logger.warning("Could not look up the records a call of %s names: %s", spec.name, error)
-            return (), None
-        if not problem:
-            return named, None
-        return named, ExecutionResult(False, error=f"nothing was run or asked: {problem}", untrusted=tuple(sources))
+    def _named(self, spec: ToolSpec, params: dict, trace: list[dict]) -> tuple[dict, ...]:
+        """The records the call's marked arguments name, as its own lookups
+        found them (``record_arguments.named``), each with its name as the
+        user reads it."""
+        entries = named_records(spec.schema, params, trace)
+        names = {}
+        for model_name in {entry["model"] for entry in entries}:
+            if model_name in self.env:
+                records = self.env[model_name].browse([e["id"] for e in entries if e["model"] == model_name])
+                names.update({(model_name, n["id"]): n["name"] for n in record_names(records)})
+        return tuple({**entry, "name": names.get((entry["model"], entry["id"]), UNREADABLE)} for entry in entries)
 
     def _ask(self, reason: str, source: str, params: dict, preview: dict, approves: tuple) -> ExecutionResult:
         """The result of a call that waits for the user's confirmation;
@@ -292,8 +312,8 @@ class Executor:
         spec = self.context.tools.get(request.tool)
         names_now = ""
         if request.named and spec is not None:  # a name the question showed may have come to name another record
-            with self.env.cr.savepoint(flush=False), collecting():
-                names_now = names_changed(self.env, spec.schema, request.arguments, request.named)
+            _failure, trace = self._dry_run(spec, request.arguments, lookups_only=True)
+            names_now = name_changes(request.named, self._named(spec, request.arguments, trace))
         if not request.seen_versions or request.model not in self.env:
             return names_now
         then = {v.get("id"): v.get("version") for v in request.seen_versions}

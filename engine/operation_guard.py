@@ -66,6 +66,12 @@ class ConfirmationNeeded(Exception):
     of Odoo's configuration in a call the user did not approve)."""
 
 
+class ChangesReached(BaseException):
+    """A look-ahead run reached its first change (``stop_before_changes``).
+    A BaseException, so that no ``except Exception`` in a tool or in
+    business code can catch it and go on."""
+
+
 class OperationGuard:
     """Judges the ORM operations of one tool call of a run.
 
@@ -73,11 +79,15 @@ class OperationGuard:
     blocked models; ``tool`` the name of the running tool; ``approved``
     the signatures (``signature``) of the operations the user approved for
     this call; ``viewer`` the run's environment, in which what is shown to
-    the user is read (business code may write as superuser)."""
+    the user is read (business code may write as superuser);
+    ``stop_before_changes``: a look-ahead run, which stops with
+    ChangesReached at its first create, write or unlink (once judged, so a
+    refused one is still told), before anything changes."""
 
     def __init__(self, tool: str, rules: RuleSet, blocked_models: frozenset[str], approved: tuple[dict, ...] = (),
-                 viewer=None):
+                 viewer=None, stop_before_changes: bool = False):
         self.tool = tool
+        self.stop_before_changes = stop_before_changes
         self.viewer = viewer
         self.rules = rules
         self.blocked_models = blocked_models
@@ -99,6 +109,8 @@ class OperationGuard:
         if reason:
             self.refusals.append(reason)
             raise OperationRefused(reason)
+        if self.stop_before_changes:
+            raise ChangesReached
         self._ask_confirmation(records, operation, values)
         if operation != "create":
             self._snapshot(records, None if operation == "unlink" else list(values))

@@ -62,7 +62,6 @@ TOKEN_RE = re.compile(r"\w+")
 NUMBER_RE = re.compile(r"(-?)(\d+(?:[.,]\d+)*)")
 GENERIC_TOOLS = frozenset({"odoo_search_read", "odoo_create", "odoo_write", "odoo_unlink", "odoo_method_call"})
 METHOD_PREFIXES = ("action", "button", "do")
-CANDIDATE_RE = re.compile(r"\(id (\d{1,10})\)")  # how tools/lookup.py lists the records a name matches
 ID_KEYS = ("id", "ids")
 META_KEYS = frozenset({"total", "count", "offset", "limit", "rows_shown", "groups", "updated"})
 # The keys under which a result names the record whose "id" stands beside them (``Provenance._trust``).
@@ -179,8 +178,10 @@ class Provenance:
         with ``error``): read text from then on; when the call was
         user-directed (``_directed``, or ``approved``), the ids, numbers and names of ``data``
         become trusted, and so do the candidates a failed lookup of a name
-        lists ("(id 23)": the records the user's name matches, among which
-        the model may choose; tools/lookup.py)."""
+        listed, each of its own model only (``data`` of a failure:
+        ``{"candidates": [{"model", "ids"}]}``, engine/executor.py; never
+        the ids the error's text quotes, such as the closest names of a
+        name that matched nothing)."""
         directed = approved or self._directed(tool, params)
         self.see_read(f"the result of {tool}")
         if not directed:
@@ -190,10 +191,13 @@ class Provenance:
                   and isinstance(params.get("model"), str) else tuple(getattr(spec, "model_names", ()) or ()))
         if success and data is not None:
             self._trust(data, models, 0, tool in GENERIC_TOOLS)
-        elif not success and isinstance(error, str):
-            for candidate in CANDIDATE_RE.findall(error[:20000]):
-                for model in models or ("",):
-                    self._trust_id(model, int(candidate))
+        elif not success and isinstance(data, dict) and isinstance(data.get("candidates"), list):
+            for listed in data["candidates"][:50]:
+                model = listed.get("model") if isinstance(listed, dict) else None
+                if isinstance(model, str) and model in models:
+                    for candidate in (listed.get("ids") or [])[:50]:
+                        if isinstance(candidate, int) and not isinstance(candidate, bool):
+                            self._trust_id(model, candidate)
 
     def _directed(self, tool: str, params) -> bool:
         """Whether a call's result is what the user's words asked for: made
@@ -413,8 +417,9 @@ class _Walker:
     # -------------------------------------------------------- the addon's tools
     def schema(self, path: str, value, schema, depth: int = 0) -> None:
         """A parameter of a tool with its JSON Schema: an ``enum`` value is
-        structure; a ``record_ref`` (integer or name) is a record of one of
-        the tool's models."""
+        structure; a ``record_ref`` (integer or name) is a record of the
+        model it is marked with (``x-odoo-model``), else of one of the
+        tool's models."""
         if depth > 60:
             return self.generic(path, value, depth)
         schema = schema if isinstance(schema, dict) else {}
@@ -427,7 +432,9 @@ class _Walker:
             if not self._leaf():
                 return None
             if isinstance(value, int):
-                trusted = any(self.p.trusts_record(model, value) for model in self.models or ("",))
+                marked = schema.get("x-odoo-model")  # the record's own model(s), when the tool marks it
+                marked = [m for m in (marked if isinstance(marked, list) else [marked]) if isinstance(m, str)]
+                trusted = any(self.p.trusts_record(model, value) for model in marked or self.models or ("",))
                 return self._judge(trusted, Value(path, value, "record"))
             return self._judge(self.p.trusts_name(value), Value(path, value, "name"))
         if isinstance(value, dict):

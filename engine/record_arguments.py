@@ -2,34 +2,30 @@
 
 A tool's JSON Schema marks each parameter that names a record with
 ``"x-odoo-model"`` (``tools.registry.record_ref``): a model, or a list of
-models the name is looked up among (a sales or a purchase order), and
-optionally ``"x-odoo-domain"``, the domain the tool looks it up within. The
-marks are for the addon only; ``ToolSpec.llm_schema`` leaves them out.
+models the name is looked up among (a sales or a purchase order). The marks
+are for the addon only; ``ToolSpec.llm_schema`` leaves them out.
 
-Before a call is put to the user, every such value is resolved with the
-tools' own lookup (``tools.lookup.find_record``): a name that matches no
-record, or several, is told to the model (which asks the user which one)
-instead of being asked to approve; the question then shows each record by
-name and id, and an approval is refused when a name has come to name
-another record since (``changed``).
+Which record a marked value names is never looked up a second time, with
+other rules than the tool's: it is read from the trace of the tool's own
+lookups (``tools.lookup.tracing``) made in the run before the question
+(engine/executor.py ``_dry_run``), so the question shows exactly the
+records the approved call will use. The trace also says which candidates a
+failed lookup listed (``candidates``), the only ids of such a failure the
+provenance guard trusts.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ..tools.lookup import find_record, find_record_among
-from ..tools.registry import ToolError
-
 MODEL_KEY = "x-odoo-model"
-DOMAIN_KEY = "x-odoo-domain"
-MAX_NAMED = 200  # record values resolved in one call; the others are shown as given
 
 
-def marked_values(schema: Mapping, params) -> Iterator[tuple[str, Mapping, object]]:
-    """``(argument, property schema, value)`` for each value of ``params``
-    at a place ``schema`` marks with ``x-odoo-model``; ``argument`` is its
-    path as the user reads it (``partner``, ``lines[2].product``, lines
-    counted from 1). Values left empty (None, "") are skipped."""
+def marked_values(schema: Mapping, params) -> Iterator[tuple[str, tuple[str, ...], object]]:
+    """``(argument, models, value)`` for each value of ``params`` at a
+    place ``schema`` marks with ``x-odoo-model``; ``argument`` is its path
+    as the user reads it (``partner``, ``lines[2].product``, lines counted
+    from 1). Empty values (None, "") and values that cannot name a record
+    (objects, lists, booleans) are skipped."""
     yield from _walk(schema, params, "")
 
 
@@ -37,8 +33,11 @@ def _walk(schema, value, path: str):
     if not isinstance(schema, Mapping):
         return
     if MODEL_KEY in schema:
-        if value not in (None, "") and not isinstance(value, (dict, list, bool)):
-            yield path, schema, value
+        models = schema[MODEL_KEY] if isinstance(schema[MODEL_KEY], list) else [schema[MODEL_KEY]]
+        models = tuple(m for m in models if isinstance(m, str))
+        if models and value not in (None, "") and isinstance(value, (int, float, str)) \
+                and not isinstance(value, bool):
+            yield path, models, value
         return
     if isinstance(value, dict):
         properties = schema.get("properties")
@@ -51,55 +50,56 @@ def _walk(schema, value, path: str):
             yield from _walk(schema["items"], item, f"{path}[{index}]")
 
 
-def lookup(env, mark: Mapping, value):
-    """The one record ``value`` names under ``mark`` (a marked property
-    schema), found as the run's user. Raises ToolError (the lookup's own
-    message: the candidates when several match, the closest names when none
-    does)."""
-    models = mark[MODEL_KEY]
-    if isinstance(models, list):
-        return find_record_among(env, [m for m in models if isinstance(m, str)], value, "record")
-    domain = mark.get(DOMAIN_KEY) if isinstance(mark.get(DOMAIN_KEY), list) else None
-    return find_record(env, models, value, domain=[tuple(term) if isinstance(term, list) else term
-                                                  for term in domain or ()])
+def _key(value):
+    """A value as a lookup compares it: names stripped, 12.0 as 12."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
-def resolve(env, schema: Mapping, params) -> tuple[tuple[dict, ...], str]:
-    """``(named, problem)``: ``named`` as ``({"argument", "model", "id",
-    "name", "given"}, …)`` for each marked value of ``params`` (at most
-    ``MAX_NAMED``), the record it names now, by its name as the user reads
-    it; ``problem`` the first lookup failure, prefixed with the argument
-    (``"lines[2].product: 2 product records match 'Large Desk': …"``), or
-    ``""``. A model this database does not have is skipped."""
-    named = []
-    for argument, mark, value in marked_values(schema, params):
-        if len(named) >= MAX_NAMED:
-            break
-        models = mark[MODEL_KEY] if isinstance(mark[MODEL_KEY], list) else [mark[MODEL_KEY]]
-        if not any(isinstance(m, str) and m in env for m in models):
-            continue
-        try:
-            record = lookup(env, mark, value)
-        except ToolError as error:
-            return tuple(named), f"{argument}: {error}"
-        named.append({"argument": argument, "model": record._name, "id": record.id,
-                      "name": record.display_name, "given": value})
-    return tuple(named), ""
+def named(schema: Mapping, params, trace: list[dict]) -> tuple[dict, ...]:
+    """``({"argument", "model", "id", "given"}, …)``: for each marked value
+    of ``params``, the record the tool's own lookup found for it (``trace``
+    of ``tools.lookup.tracing``); a value the tool did not look up is left
+    out (it is shown as given)."""
+    found: dict[tuple, int] = {}
+    for entry in trace:
+        if entry.get("kind") == "found" and entry.get("ids"):
+            found.setdefault((entry["model"], _key(entry["value"])), entry["ids"][0])
+    out = []
+    for argument, models, value in marked_values(schema, params):
+        for model in models:
+            record_id = found.get((model, _key(value)))
+            if record_id:
+                out.append({"argument": argument, "model": model, "id": record_id, "given": value})
+                break
+    return tuple(out)
 
 
-def changed(env, schema: Mapping, params, named) -> str:
-    """What the marked values of ``params`` name now that they did not
-    when ``named`` (``resolve``'s) was shown: ``"lines[1].product 'Large
-    Desk' now names Large Desk (Steel) (#24), not Large Desk (Wood)
-    (#23)"``, joined with "; "; ``""`` when each names the same record."""
-    now, problem = resolve(env, schema, params)
-    then = {entry.get("argument"): entry for entry in named}
-    changes = []
-    for entry in now:
-        before = then.get(entry["argument"])
-        if before and (before.get("model"), before.get("id")) != (entry["model"], entry["id"]):
-            changes.append(f"{entry['argument']} {entry['given']!r} now names {entry['name']} (#{entry['id']}), "
-                           f"not {before.get('name')} (#{before.get('id')})")
-    if problem:
-        changes.append(f"{problem.split(':', 1)[0]} no longer names one record")
-    return "; ".join(changes)
+def candidates(trace: list[dict]) -> list[dict]:
+    """``[{"model", "ids"}]``: the records failed lookups listed for the
+    user to choose from (several matched one name), by model."""
+    by_model: dict[str, list[int]] = {}
+    for entry in trace:
+        if entry.get("kind") == "several":
+            ids = by_model.setdefault(entry["model"], [])
+            ids.extend(i for i in entry.get("ids") or () if i not in ids)
+    return [{"model": model, "ids": ids} for model, ids in by_model.items()]
+
+
+def changes(before: tuple, now: tuple) -> str:
+    """What the marked arguments name ``now`` that they did not ``before``
+    (both ``named``, ``before`` with the names shown): "lines[1].product
+    'Large Desk' now names another record (#24), not Large Desk (Wood)
+    (#23)", joined with "; "; ``""`` when each names the same record (or
+    can no longer be looked up: then the approved call fails on its own)."""
+    now_by_argument = {entry["argument"]: entry for entry in now}
+    out = []
+    for entry in before:
+        current = now_by_argument.get(entry.get("argument"))
+        if current and (current["model"], current["id"]) != (entry.get("model"), entry.get("id")):
+            out.append(f"{entry['argument']} {entry.get('given')!r} now names {current.get('name') or 'another record'}"
+                       f" (#{current['id']}), not {entry.get('name')} (#{entry.get('id')})")
+    return "; ".join(out)

@@ -20,7 +20,6 @@ from .summaries import invoice_summary, money
 from .untrusted import note_free_text_fields
 
 MOVE_TYPES = ("out_invoice", "out_refund", "in_invoice", "in_refund")
-INVOICE_DOMAIN = [("move_type", "in", list(MOVE_TYPES))]
 
 # The sections of a profit and loss statement, by Odoo account type
 # (``account.account.account_type``); income is credit, so its sign flips.
@@ -34,7 +33,7 @@ PNL_SECTIONS = (
 
 
 def _invoice(env, value):
-    return find_record(env, "account.move", value, label="invoice", domain=INVOICE_DOMAIN,
+    return find_record(env, "account.move", value, label="invoice", domain=[("move_type", "in", MOVE_TYPES)],
                        outside="is not an invoice, a bill or a credit note")
 
 
@@ -170,7 +169,7 @@ def create_invoice(env, order=None, partner=None, lines=None, move_type="out_inv
     description=("Post (validate) a draft invoice, bill or credit note, like its Confirm button: Odoo checks it, "
                  "numbers it (e.g. INV/2026/00012) and writes its journal entry. Only drafts can be posted. Returns "
                  "the invoice with its number, state, payment state and amounts with currency."),
-    parameters={"invoice": record_ref("Invoice id, number, or reference.", "account.move", INVOICE_DOMAIN)},
+    parameters={"invoice": record_ref("Invoice id, number, or reference.", "account.move")},
 )
 def post_invoice(env, invoice):
     """Post (validate) a draft invoice or bill (id, number or reference) with
@@ -195,7 +194,7 @@ def post_invoice(env, invoice):
                  "leaves the rest due (partial payment). Returns the payment (number, state, journal, date, amount "
                  "with currency) and the invoice's new payment state and amount due."),
     parameters={
-        "invoice": record_ref("Invoice or bill id, number, or reference.", "account.move", INVOICE_DOMAIN),
+        "invoice": record_ref("Invoice or bill id, number, or reference.", "account.move"),
         "amount": {"type": "number", "exclusiveMinimum": 0,
                    "description": "Amount paid in the invoice currency (default: the amount due)."},
         "journal": record_ref("Bank or cash journal (id or name, default: the first bank journal).", "account.journal"),

@@ -10,11 +10,9 @@ from .parsing import clamp_limit, parse_date, product_lines, product_lines_schem
 from .registry import ToolError, agent_tool, record_ref
 from .summaries import money, user_action_needed
 
-INTERNAL = [("usage", "=", "internal")]  # the locations of a warehouse the tools move stock between
-
 
 def _location(env, value, label):
-    return find_record(env, "stock.location", value, label=label, domain=INTERNAL,
+    return find_record(env, "stock.location", value, label=label, domain=[("usage", "=", "internal")],
                        outside="is not an internal location of a warehouse")
 
 
@@ -32,7 +30,7 @@ def _location(env, value, label):
         "product": record_ref("Product id or name.", "product.product"),
         "warehouse": record_ref("Only this warehouse (id or name).", "stock.warehouse"),
         "location": record_ref("Only this internal location and its children (id or full name, e.g. WH/Stock).",
-                               "stock.location", INTERNAL),
+                               "stock.location"),
     },
 )
 def check_stock_levels(env, product, warehouse=None, location=None):
@@ -84,8 +82,8 @@ def check_stock_levels(env, product, warehouse=None, location=None):
                  "and moves with reserved quantities."),
     parameters={
         "lines": product_lines_schema("Products to move."),
-        "source_location": record_ref("Internal location to take from.", "stock.location", INTERNAL),
-        "destination_location": record_ref("Internal location to move to.", "stock.location", INTERNAL),
+        "source_location": record_ref("Internal location to take from.", "stock.location"),
+        "destination_location": record_ref("Internal location to move to.", "stock.location"),
         "validate": {"type": "boolean", "description": "Also validate the transfer (default false)."},
     },
 )

@@ -9,10 +9,18 @@ Desk``, ``large desk (wood)`` or ``Large Desk - Wood`` for the variant
 ``Large Desk (Wood)``). A name is text, never a LIKE pattern. Several
 matches are listed for the model to ask which one; none lists the closest
 names, those sharing the most words first.
+
+While ``tracing()`` is active, every lookup is noted: the record a value
+named (``found``), or the records among which the user must choose
+(``several``). The executor reads the trace to show a confirmation's records
+exactly as the tool found them, and the provenance guard trusts only the
+listed candidates, of their model (engine/executor.py, engine/provenance.py).
 """
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from .registry import ToolError
 from .untrusted import note_record_names
@@ -30,6 +38,29 @@ WORD_RE = re.compile(r"\w+")
 SHOWN_NAME_FIELDS = {
     "product.product": ("product_template_attribute_value_ids.name",),
 }
+
+
+MAX_TRACED = 2000  # lookups one trace keeps
+_TRACE: ContextVar[list | None] = ContextVar("agentic_ai_lookup_trace", default=None)
+
+
+@contextmanager
+def tracing():
+    """Collect the lookups made while the block runs, as ``[{"kind":
+    "found" | "several", "model", "value", "ids"}]`` (``value`` as the
+    tool passed it; ``ids`` the record found, or the candidates listed)."""
+    trace: list[dict] = []
+    token = _TRACE.set(trace)
+    try:
+        yield trace
+    finally:
+        _TRACE.reset(token)
+
+
+def _note(kind: str, model_name: str, value, records) -> None:
+    trace = _TRACE.get()
+    if trace is not None and len(trace) < MAX_TRACED:
+        trace.append({"kind": kind, "model": model_name, "value": value, "ids": list(records.ids)})
 
 
 def escape_like(text: str) -> str:
@@ -67,7 +98,9 @@ def find_record(env, model_name: str, value, *, label: str | None = None, domain
     label = label or model._description
     domain = list(domain or [])
     try:
-        return _find(model, domain, value, label)
+        record = _find(model, domain, value, label)
+        _note("found", model_name, value, record)
+        return record
     except NoMatch as error:
         if not (outside and domain):
             raise
@@ -106,6 +139,7 @@ def _find(model, domain, value, label: str):
     matches = exact or model.search(domain + [("display_name", "ilike", pattern)], limit=MAX_LISTED + 1)
     if len(matches) == 1 and not exact and _inside_a_word(name, matches):
         note_record_names(matches)
+        _note("several", model._name, value, matches)
         raise ToolError(f"{_shown(name)} is only a part of a word of {matches.display_name} (id {matches.id}); "
                         f"call again with its id if it is the {label} meant, or with its name.")
     if not matches:
@@ -113,6 +147,7 @@ def _find(model, domain, value, label: str):
     if len(matches) == 1:
         return matches
     if matches:
+        _note("several", model._name, value, matches[:MAX_LISTED])
         more = "+" if len(matches) > MAX_LISTED else ""
         raise ToolError(f"{len(matches[:MAX_LISTED])}{more} {label} records match {_shown(name)}: "
                         f"{_listed(matches)}. Ask the user which one, or call again with the id.")
@@ -132,6 +167,7 @@ def find_record_among(env, model_names: list[str], value, label: str):
         exact = [record for model in models
                  for record in model.search([(model._rec_name or "name", "=", value.strip())], limit=2)]
         if len(exact) == 1:
+            _note("found", exact[0]._name, value, exact[0])
             return exact[0]
     found, errors = [], []
     for model in models:
@@ -142,6 +178,7 @@ def find_record_among(env, model_names: list[str], value, label: str):
     if len(found) > 1:
         for record in found:
             note_record_names(record)
+            _note("several", record._name, value, record)
         raise ToolError(f"{_shown(value)} names several records: {'; '.join(r.display_name for r in found)}; "
                         f"give the {label}'s number")
     if not found:
@@ -161,6 +198,7 @@ def _by_id_or_reference(model, domain, digits: str, label: str):
         return candidates
     if not candidates:
         raise NoMatch(f"no {label} with id or reference {_shown(digits, quoted=False)} (or you cannot access it)")
+    _note("several", model._name, digits, candidates)
     raise ToolError(f"{_shown(digits)} matches several {label} records by id, name or reference: "
                     f"{_listed(candidates)}. Ask the user which one, or call again with the id as a number.")
 

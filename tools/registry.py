@@ -137,19 +137,16 @@ class ToolDefinition:
 TOOL_REGISTRY: dict[str, ToolDefinition] = {}
 
 
-def record_ref(description: str, model: str | list[str] | None = None, domain: list | None = None) -> dict:
+def record_ref(description: str, model: str | list[str] | None = None) -> dict:
     """Schema of a parameter naming one record by id or by name (the tools
     resolve it with ``lookup.find_record``, names of at most 200 characters).
-    ``model`` (a model, or the models a name is looked up among) and
-    ``domain`` (what the tool looks it up within, when it does not depend
-    on other arguments) mark it for the confirmation, which shows the record
-    by name and asks the model to resolve a name matching several records
-    first (engine/record_arguments.py; left out of what the model is sent)."""
+    ``model`` (a model, or the models a name is looked up among) marks it
+    for the confirmation, which shows the record the tool's own lookup found
+    by name (engine/record_arguments.py; the mark is left out of what the
+    model is sent)."""
     schema = {"type": ["integer", "string"], "maxLength": 200, "description": description}
     if model:
         schema["x-odoo-model"] = list(model) if isinstance(model, (list, tuple)) else model
-    if domain:
-        schema["x-odoo-domain"] = [list(term) if isinstance(term, tuple) else term for term in domain]
     return schema
 
 
