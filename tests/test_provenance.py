@@ -553,9 +553,9 @@ class TestWhatIsShownIsWhatRuns(ToolCase):
         self.assertEqual(self.env["sale.order"].search([], order="id desc", limit=1).order_line.product_id, chosen)
 
     def test_a_destructive_call_with_an_ambiguous_name_is_not_put_to_the_user(self):
-        """Destructive calls never run before approval (no dry run), yet their
-        names are looked up first: an ambiguous location is asked about, not
-        a transfer to approve."""
+        """A destructive call runs before approval only up to its first
+        change, which is far enough for its lookups: an ambiguous location
+        is asked about, not a transfer to approve, and nothing is created."""
         first, second = self.shelf("Prov Bin A1"), self.shelf("Prov Bin A2")
         self.add_stock(self.desk, 5, first)
         pickings = self.count("stock.picking")
@@ -565,8 +565,20 @@ class TestWhatIsShownIsWhatRuns(ToolCase):
                     {"content": "Which bin?"})
         thread, result = self.run_agent("Move 1 desk from Prov Bin A to Prov Bin A2", user=self.admin)
         self.assertEqual(result.state, "completed", self.observations(thread))
-        self.assertIn("nothing was run or asked: source_location: 2 ", self.observations(thread)[0])
+        self.assertIn("2 source location records match 'Prov Bin A'", self.observations(thread)[0])
         self.assertEqual(self.count("stock.picking"), pickings)
+        # Unambiguous: asked, by name, and once approved run once.
+        self.agent.require_confirmation = "always"
+        self.script(tool_call("create_internal_transfer", {"lines": [{"product": self.desk.id, "quantity": 1}],
+                                                           "source_location": first.complete_name,
+                                                           "destination_location": second.complete_name}),
+                    {"content": "moved"})
+        thread, result = self.run_agent("Move 1 desk from Prov Bin A1 to Prov Bin A2", user=self.admin)
+        self.assertEqual(result.state, "waiting_confirmation", self.observations(thread))
+        shown = {c["field"]: c["after"] for c in result.confirmation.changes}
+        self.assertEqual(shown["source_location"], f"{first.display_name} (#{first.id})")
+        self.assertEqual(thread.with_user(self.admin).handle_confirmation(True).state, "completed")
+        self.assertEqual(self.count("stock.picking"), pickings + 1)
 
     def test_an_approval_after_a_name_came_to_name_another_record_is_asked_again(self):
         self.agent.require_confirmation = "always"
@@ -585,6 +597,55 @@ class TestWhatIsShownIsWhatRuns(ToolCase):
         self.assertEqual(self.count("sale.order"), orders)
         self.assertIn(f"Prov Ergo Chair (#{other.id})",
                       {c["field"]: c["after"] for c in result.confirmation.changes}["lines"])
+        thread.with_user(self.admin).cancel_confirmation()
+
+    def test_the_question_shows_the_records_the_tools_own_lookup_finds(self):
+        """Found by the adversarial review: a second lookup without the
+        tool's rules showed one record while another ran (a product that
+        cannot be sold, a unit the product does not have), or called a name
+        ambiguous that the tool resolves. The question shows what the
+        tool's own lookup found, and the approved call uses exactly that."""
+        self.agent.require_confirmation = "always"
+        Product = self.env["product.product"]
+        Product.create({"name": "Prov Widget", "sale_ok": False})
+        widget_pro = Product.create({"name": "Prov Widget Pro", "sale_ok": True})
+        Product.create({"name": "Prov Gadget", "sale_ok": False})
+        gadget = Product.create({"name": "Prov Gadget", "sale_ok": True})
+        box = self.env["uom.uom"].create({"name": "Prov Box", "relative_factor": 1})
+        crate = self.env["uom.uom"].create({"name": "Prov Box of 12", "relative_factor": 12,
+                                            "relative_uom_id": box.id})
+        boxed = Product.create({"name": "Prov Boxed Item", "sale_ok": True, "uom_id": crate.id})
+        self.script(tool_call("create_quotation", {"partner": self.customer.id, "lines": [
+            {"product": "Prov Widget", "quantity": 1}, {"product": "Prov Gadget", "quantity": 1},
+            {"product": boxed.id, "quantity": 1, "uom": "Prov Box"}]}, "call_q"), {"content": "done"})
+        thread, result = self.run_agent("Quote it", user=self.admin)
+        self.assertEqual(result.state, "waiting_confirmation", self.observations(thread))
+        lines = {c["field"]: c["after"] for c in result.confirmation.changes}["lines"]
+        self.assertIn(f"1) Product: Prov Widget Pro (#{widget_pro.id})", lines)
+        self.assertIn(f"2) Product: Prov Gadget (#{gadget.id})", lines)
+        self.assertIn(f"Uom: Prov Box of 12 (#{crate.id})", lines)
+        self.assertEqual(thread.with_user(self.admin).handle_confirmation(True).state, "completed")
+        order = self.env["sale.order"].search([], order="id desc", limit=1)
+        self.assertEqual(order.order_line.product_id.ids, [widget_pro.id, gadget.id, boxed.id])
+        self.assertEqual(order.order_line[2].product_uom_id, crate)
+
+    def test_a_failed_lookups_candidates_are_trusted_only_as_records_of_their_model(self):
+        """Found by the adversarial review: the product ids a failed lookup
+        listed were trusted as ids of any of the tool's models, so an
+        injected "customer 24" ran without a question."""
+        desks = self.env["product.product"].search([("name", "=", "Large Desk")])
+        partner = self.env["res.partner"].browse(desks.ids).exists()[:1]
+        self.assertTrue(partner, "a listed product id is also a partner's id")
+        self.script(tool_call("create_quotation", {"partner": self.customer.name, "lines": [
+            {"product": "Large Desk", "quantity": 2}]}, "call_1"),
+            tool_call("create_quotation", {"partner": partner.id, "lines": [
+                {"product": desks[0].id, "quantity": 2}]}, "call_2"), {"content": "done"})
+        orders = self.count("sale.order")
+        thread, result = self.run_agent(f"Quote {self.customer.name}: 2 Large Desk", user=self.admin)
+        self.assertIn("records match 'Large Desk'", self.observations(thread)[0])
+        self.assertEqual(result.state, "waiting_confirmation", "the customer was never the user's")
+        self.assertIn("partner", result.confirmation.reason)
+        self.assertEqual(self.count("sale.order"), orders)
         thread.with_user(self.admin).cancel_confirmation()
 
     def test_long_values_are_shown_whole(self):
