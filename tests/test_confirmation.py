@@ -132,10 +132,19 @@ class TestConfirmation(ToolCase):
         self.agent.require_confirmation = "always"
         salesman = self.salesman  # own documents only
         order = self.quotation()
-        self.script(tool_call("odoo_unlink", {"model": "sale.order", "record_ids": [order.id]}), {"content": "x"})
+        # A method call never runs before approval: it is asked about, its records named by id only.
+        self.script(tool_call("odoo_method_call", {"model": "sale.order", "record_ids": [order.id],
+                                                   "method": "action_cancel"}), {"content": "x"})
         thread = self.agent.with_user(salesman).start_thread(name="x")
-        result = self.agent.with_user(salesman).run(thread.id, "delete it")
+        result = self.agent.with_user(salesman).run(thread.id, "cancel it")
         self.assertEqual(result.confirmation.records, ({"id": order.id, "name": "(not readable for you)"},))
+        # A deletion runs up to its first change first: it cannot, so it is not asked about (issue 23 point 5).
+        self.script(tool_call("odoo_unlink", {"model": "sale.order", "record_ids": [order.id]}), {"content": "x"})
+        thread = self.agent.with_user(salesman).start_thread(name="y")
+        result = self.agent.with_user(salesman).run(thread.id, "delete it")
+        self.assertEqual(result.state, "completed")
+        self.assertIn("do not exist or you may not read them", self.observations(thread)[0])
+        self.assertTrue(order.exists())
 
     def test_wizard_shows_the_request_and_approves_it_once(self):
         self.agent.require_confirmation = "destructive"

@@ -140,10 +140,10 @@ class TestSafetyProbes(ToolCase):
         self.agent.require_confirmation = "always"
         order = self.quotation()
         missing = order.id + 100000
-        self.script(tool_call("odoo_unlink", {"model": "sale.order", "record_ids": [order.id, missing]}),
-                    {"content": "x"})
+        self.script(tool_call("odoo_method_call", {"model": "sale.order", "record_ids": [order.id, missing],
+                                                   "method": "action_cancel"}), {"content": "x"})
         thread = self.agent.with_user(self.salesman).start_thread(name="x")
-        result = self.agent.with_user(self.salesman).run(thread.id, "delete")
+        result = self.agent.with_user(self.salesman).run(thread.id, "cancel")
         names = {r["id"]: r["name"] for r in result.confirmation.records}
         self.assertEqual(names[order.id], names[missing],
                          f"INFO LEAK: existence of unreadable records is told apart: {names}")
