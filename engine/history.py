@@ -12,7 +12,7 @@ short extractive summary appended to the system prompt: what the user
 asked, what the agent answered (each cut short), and the tools called
 with their status. Text from tool results is never copied into it (it may
 quote records, which are data, not instructions), only tool names and
-statuses."""
+statuses. What is kept starts with a user message."""
 from __future__ import annotations
 
 import json
@@ -83,6 +83,13 @@ class HistoryFitter:
             total -= self._group_size(messages, groups[dropped])
             items += _describe(messages[start:end], statuses or {})
             dropped += 1
+        # A kept history starts with a user message: chat templates that alternate roles reject one that
+        # starts with the assistant (issue 24 point 1).
+        while dropped < len(groups) and messages[groups[dropped - 1][1]].get("role") != "user":
+            start, end = groups[dropped]
+            items += _describe(messages[start:end], statuses or {})
+            dropped += 1
+            summary = _render(items, groups[dropped - 1][1])
         cut = groups[dropped - 1][1]
         prompt = f"{system_prompt}\n\n{summary}" if system_prompt else summary
         return prompt, messages[cut:]

@@ -21,6 +21,7 @@ header, where ``base_url`` is the deployment URL
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -37,6 +38,7 @@ from .base import (
     parse_tool_arguments,
 )
 from .http import post_json, stream_lines
+from .prompt_tools import hold_calls, parse_tool_calls, prompt_messages
 
 _logger = logging.getLogger(__name__)
 REASONING_MODEL_RE = re.compile(r"^(o\d|gpt-5)")
@@ -45,7 +47,8 @@ EMBED_BATCH = 100  # texts per embeddings request
 
 class OpenAIAdapter(BaseLLMAdapter):
     """Adapter for ``provider_type`` openai and custom (and Azure when
-    ``api_version`` is set)."""
+    ``api_version`` is set); with *Supports Tool Calling* off, tools go
+    through the prompt protocol (``prompt_tools``)."""
 
     # ----------------------------------------------------------------- request
     def _url(self, path: str) -> str:
@@ -98,7 +101,10 @@ class OpenAIAdapter(BaseLLMAdapter):
             wire["content"] = wire["content"] or ""
             if message.get("name"):
                 wire["name"] = message["name"]
-        elif wire["content"] is None and not wire.get("tool_calls"):
+        elif wire["content"] is None:
+            # An assistant message with tool calls and no text: "" rather than null, which OpenAI accepts
+            # ("content" is optional with tool_calls) and strict servers require (llama-cpp-python's server
+            # answers null with HTTP 500: ../shared/wire curl-replay-null.txt / curl-replay-empty.txt).
             wire["content"] = ""
         return wire
 
@@ -119,7 +125,34 @@ class OpenAIAdapter(BaseLLMAdapter):
             parse_error=error,
         )
 
+    @property
+    def prompt_tools(self) -> bool:
+        """Tools through the ``<tool_call>`` prompt protocol
+        (llm/prompt_tools.py) instead of the API's ``tools``: the provider's
+        *Supports Tool Calling* is off (a model or server without native
+        tool calls; issue 24 point 4)."""
+        return not self.config.supports_tool_calling
+
     def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
+        if not self.prompt_tools:
+            return self._completion(messages, tools, **kwargs)
+        response = self._completion(prompt_messages(messages, tools), None, **kwargs)
+        calls, text = parse_tool_calls(response.content)
+        finish_reason = "tool_calls" if calls and response.finish_reason == "stop" else response.finish_reason
+        return dataclasses.replace(response, tool_calls=calls, content=text or None, finish_reason=finish_reason)
+
+    def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
+        """Yield text deltas as they come; tool calls are assembled from
+        their pieces (keyed by ``index``, a new ``id`` at the same index
+        starting a new call) and yielded whole on the final chunk. In the
+        prompt protocol, text that may be a call is held back
+        (``prompt_tools.hold_calls``)."""
+        if not self.prompt_tools:
+            yield from self._stream(messages, tools, **kwargs)
+            return
+        yield from hold_calls(self._stream(prompt_messages(messages, tools), None, **kwargs), self.config.model)
+
+    def _completion(self, messages, tools=None, **kwargs) -> LLMResponse:
         data = post_json(self._url("/chat/completions"), self._headers(), self._body(messages, tools, False, **kwargs),
                          self.config.timeout)
         choices = data.get("choices") if isinstance(data, dict) else None
@@ -141,10 +174,7 @@ class OpenAIAdapter(BaseLLMAdapter):
             finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else "stop",
         )
 
-    def chat_completion_stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
-        """Yield text deltas as they come; tool calls are assembled from
-        their pieces (keyed by ``index``, a new ``id`` at the same index
-        starting a new call) and yielded whole on the final chunk."""
+    def _stream(self, messages, tools=None, **kwargs) -> Iterator[LLMStreamChunk]:
         body = self._body(messages, tools, True, **kwargs)
         pending: list[dict] = []  # {"index", "id", "name", "arguments"}
         finish_reason, usage, model, text, reasoning = None, {}, self.config.model, [], []

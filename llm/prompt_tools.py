@@ -3,6 +3,13 @@ tools are described in the system prompt and the model writes
 ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` in its text,
 which is parsed back into ToolCall objects and removed from the answer.
 
+Any OpenAI-compatible provider (Ollama, llama.cpp, vLLM, LM Studio…) uses
+it when its *Supports Tool Calling* is off (llm/openai_adapter.py):
+``prompt_messages`` writes the history in the protocol (one user turn for
+consecutive tool results, as chat templates that alternate roles need),
+and ``hold_calls`` keeps the protocol off the user's screen in a stream,
+however the server splits the tokens.
+
 The parser accepts what local models actually produce: one or several
 tagged blocks, an unclosed last block whose JSON is complete, a bare JSON
 object (or one in a ```json fence) that is the whole answer, with the
@@ -14,10 +21,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Iterable, Iterator
 
-from .base import ToolCall, fenced_block
+from .base import LLMStreamChunk, ToolCall, fenced_block
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+HOLD_MARKERS = (_OPEN, "```", "{")  # text from one of these on may be a call: not streamed
 _NAME_RE = re.compile(r'"name"\s*:\s*"([^"]{1,64})"')
 
 
@@ -129,3 +138,79 @@ def parse_tool_calls(text: str | None, id_prefix: str = "") -> tuple[list[ToolCa
     calls = [dataclasses.replace(call, id=f"{id_prefix}{index}" if id_prefix else "")
              for index, call in enumerate(calls)]
     return calls, "".join(prose).strip()
+
+
+def prompt_messages(messages: list[dict], tools: list[dict] | None) -> list[dict]:
+    """Neutral ``messages`` in the prompt protocol: the tools described in
+    the system prompt, calls as ``<tool_call>`` text of the assistant,
+    results as ``<tool_result>`` text of the user; consecutive turns of one
+    role are joined into one (strict chat templates alternate roles)."""
+    out: list[dict] = []
+    for message in messages:
+        role = message["role"]
+        if role == "assistant" and message.get("tool_calls"):
+            calls = [render_call(c) for c in message["tool_calls"]]
+            role, text = "assistant", "\n".join(filter(None, [message.get("content") or "", *calls]))
+        elif role == "tool":
+            role, text = "user", (f"<tool_result name=\"{message.get('name') or ''}\">\n"
+                                  f"{message.get('content') or ''}\n</tool_result>")
+        else:
+            text = message.get("content") or ""
+        if out and out[-1]["role"] == role and role != "system":
+            out[-1] = {"role": role, "content": f"{out[-1]['content']}\n\n{text}"}
+        else:
+            out.append({"role": role, "content": text})
+    if tools:
+        prompt = render_tools_prompt(tools)
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": out[0]["content"] + "\n\n" + prompt}
+        else:
+            out.insert(0, {"role": "system", "content": prompt})
+    return out
+
+
+def _held_from(text: str, start: int) -> int:
+    """Where, from ``start``, ``text`` may begin a call: the first marker,
+    or a tail that is the start of one ("<tool", "`"); ``len(text)`` when
+    nothing needs holding."""
+    found = [p for p in (text.find(marker, start) for marker in HOLD_MARKERS) if p >= 0]
+    if found:
+        return min(found)
+    for size in range(min(len(text) - start, max(len(m) for m in HOLD_MARKERS) - 1), 0, -1):
+        tail = text[len(text) - size:]
+        if any(marker.startswith(tail) for marker in HOLD_MARKERS):
+            return len(text) - size
+    return len(text)
+
+
+def hold_calls(chunks: Iterable[LLMStreamChunk], model: str) -> Iterator[LLMStreamChunk]:
+    """A prompt-protocol stream as the user may see it: text is relayed
+    until it may begin a call (a marker, or the start of one split over
+    chunks), then held; at the end the held text is parsed: its calls go on
+    the final chunk, prose around them is relayed, and held text that was
+    an answer after all is relayed whole."""
+    text, streamed, held, final = "", 0, False, None
+    for chunk in chunks:
+        if chunk.finish_reason is not None:
+            final = chunk
+            continue
+        text += chunk.content
+        if held:
+            continue
+        end = _held_from(text, streamed)
+        if end > streamed:
+            yield LLMStreamChunk(content=text[streamed:end], model=chunk.model)
+            streamed = end
+        held = any(text.startswith(marker, end) for marker in HOLD_MARKERS)
+    calls, prose = parse_tool_calls(text)
+    model = final.model if final and final.model else model
+    if not calls and len(text) > streamed:  # held back, but it was an answer after all
+        yield LLMStreamChunk(content=text[streamed:], model=model)
+    elif calls:  # the prose around the calls that was held back
+        sent = text[:streamed].lstrip()
+        tail = prose[len(sent):] if prose.startswith(sent) else ""
+        if tail.strip():
+            yield LLMStreamChunk(content=tail, model=model)
+    final = final or LLMStreamChunk(finish_reason="stop")
+    finish_reason = "tool_calls" if calls and final.finish_reason == "stop" else final.finish_reason
+    yield dataclasses.replace(final, tool_calls=calls, finish_reason=finish_reason)

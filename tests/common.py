@@ -32,6 +32,7 @@ PROVIDER_MATRIX = {
     "custom": ("custom", "/v1", {}),
     "ollama": ("ollama", "/v1", {}),
     "ollama_prompt": ("ollama", "/v1", {"supports_tool_calling": False}),
+    "custom_prompt": ("custom", "/v1", {"supports_tool_calling": False}),
     "gemini": ("gemini", "/v1beta", {}),
     "anthropic": ("anthropic", "/v1", {}),
 }

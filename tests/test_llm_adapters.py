@@ -48,7 +48,7 @@ class TestLLMAdapters(AdapterCase):
 
     def test_one_tool_call(self):
         for name, adapter in self.each():
-            self.script(ONE_CALL if name != "ollama_prompt"
+            self.script(ONE_CALL if not name.endswith("_prompt")
                         else {"content": f"Looking it up. <tool_call>{SEARCH_PARTNERS}</tool_call>"})
             response = adapter.chat_completion(MESSAGES, TOOLS)
             self.assertEqual([(c.name, c.arguments) for c in response.tool_calls],
@@ -59,7 +59,7 @@ class TestLLMAdapters(AdapterCase):
     def test_parallel_tool_calls_streamed(self):
         prompt_text = f"<tool_call>{SEARCH_PARTNERS}</tool_call><tool_call>{SEARCH_ORDERS}</tool_call>"
         for name, adapter in self.each():
-            self.script(TWO_CALLS if name != "ollama_prompt" else {"content": prompt_text})
+            self.script(TWO_CALLS if not name.endswith("_prompt") else {"content": prompt_text})
             chunks = list(adapter.chat_completion_stream(MESSAGES, TOOLS))
             self.assertTrue(all(not c.tool_calls for c in chunks[:-1]), "calls are yielded whole, at the end")
             self.assertEqual([c.arguments for c in chunks[-1].tool_calls],
@@ -79,7 +79,7 @@ class TestLLMAdapters(AdapterCase):
                 self.assertEqual(body["tools"][0]["input_schema"]["required"], ["model"])
                 self.assertEqual(body["system"], "You are an ERP assistant.")
                 self.assertEqual(body["max_tokens"], 4096)
-            elif name == "ollama_prompt":
+            elif name.endswith("_prompt"):
                 self.assertNotIn("tools", body)
                 self.assertIn("<tool_call>", body["messages"][0]["content"])
             else:
@@ -112,7 +112,7 @@ class TestLLMAdapters(AdapterCase):
         call = {"name": "odoo_search_read", "arguments": arguments}
         for name in PROVIDER_MATRIX:
             with self.subTest(provider=name):
-                self.script({"content": f"<tool_call>{json.dumps(call)}</tool_call>"} if name == "ollama_prompt"
+                self.script({"content": f"<tool_call>{json.dumps(call)}</tool_call>"} if name.endswith("_prompt")
                             else {"tool_calls": [{**call, "id": "rt1"}]},
                             {"content": "done"})
                 thread, result = self.run_agent("search", provider=self.providers[name])
@@ -120,7 +120,7 @@ class TestLLMAdapters(AdapterCase):
                 stored = thread.message_ids.filtered(lambda m: m.role == "tool_call")
                 self.assertEqual(json.loads(stored.tool_arguments), arguments)
                 replay = self.scenario.chat_requests()[-1]["messages"]
-                if name == "ollama_prompt":
+                if name.endswith("_prompt"):
                     echoed = next(m for m in replay if m["role"] == "assistant")["content"]
                     self.assertEqual(json.loads(echoed.split("<tool_call>")[1].split("</tool_call>")[0])["arguments"],
                                      arguments)

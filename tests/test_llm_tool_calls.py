@@ -224,6 +224,67 @@ class TestLLMToolCalls(AdapterCase):
                          "Using {placeholder} syntax here. \nThen I will summarize.")
         self.assertEqual([c.name for c in chunks[-1].tool_calls], ["a"])
 
+    def test_prompt_protocol_never_reaches_the_screen_however_the_tokens_are_split(self):
+        """Issue 24 point 4: a server that streams one token a chunk (llama.cpp)
+        split the marker ("<", "tool", "_call>"), and its first pieces were
+        relayed. Now no piece of the protocol is, for any OpenAI-compatible
+        provider with tool calling off."""
+        answer = f"Let me look. <tool_call>{A}</tool_call>"
+        for name in ("ollama_prompt", "custom_prompt"):
+            adapter = self.providers[name]._get_adapter()
+            for size in (1, 2, 3, 5):
+                with self.subTest(provider=name, chunk_chars=size):
+                    self.script({"content": answer, "chunk_chars": size})
+                    chunks = list(adapter.chat_completion_stream([{"role": "user", "content": "hi"}],
+                                                                 [{"name": "a", "description": "", "parameters": {}}]))
+                    shown = "".join(c.content for c in chunks)
+                    self.assertEqual(shown, "Let me look. ")
+                    self.assertEqual([c.name for c in chunks[-1].tool_calls], ["a"])
+                    request = self.scenario.chat_requests()[-1]
+                    self.assertNotIn("tools", request, "the protocol replaces the API's tools")
+                    self.assertIn("<tool_call>", request["messages"][0]["content"])
+        # Text that only looks like the start of a marker is shown whole, in the end.
+        self.script({"content": "Use <b> for bold, and `code`.", "chunk_chars": 1})
+        chunks = list(self.providers["custom_prompt"]._get_adapter().chat_completion_stream(
+            [{"role": "user", "content": "hi"}], [{"name": "a", "description": "", "parameters": {}}]))
+        self.assertEqual("".join(c.content for c in chunks), "Use <b> for bold, and `code`.")
+
+    def test_prompt_protocol_history_alternates_roles(self):
+        """Issue 24 point 1: consecutive tool results are one user turn,
+        and an assistant's calls with no text replay as text."""
+        adapter = self.providers["custom_prompt"]._get_adapter()
+        self.script({"content": "done"})
+        adapter.chat_completion([
+            {"role": "system", "content": "You are an ERP assistant."},
+            {"role": "user", "content": "Find partners and users"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "name": "a", "arguments": {}}, {"id": "c2", "name": "b", "arguments": {}}]},
+            {"role": "tool", "tool_call_id": "c1", "name": "a", "content": "one"},
+            {"role": "tool", "tool_call_id": "c2", "name": "b", "content": "two"},
+        ], [{"name": "a", "description": "", "parameters": {}}])
+        roles = [m["role"] for m in self.scenario.chat_requests()[-1]["messages"]]
+        self.assertEqual(roles, ["system", "user", "assistant", "user"])
+        last = self.scenario.chat_requests()[-1]["messages"][-1]["content"]
+        self.assertIn('<tool_result name="a">', last)
+        self.assertIn('<tool_result name="b">', last)
+
+    def test_replayed_tool_calls_carry_empty_content_not_null(self):
+        """Issue 24 point 1: llama-cpp-python's server answers ``"content":
+        null`` on an assistant message with tool calls with HTTP 500
+        (../shared/wire curl-replay-null.txt); "" is what every
+        OpenAI-compatible server accepts."""
+        for name in ("openai", "custom", "ollama"):
+            with self.subTest(provider=name):
+                self.script({"content": "done"})
+                self.providers[name]._get_adapter().chat_completion([
+                    {"role": "user", "content": "Find partners"},
+                    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "a", "arguments": {}}]},
+                    {"role": "tool", "tool_call_id": "c1", "name": "a", "content": "one"},
+                ], [{"name": "a", "description": "", "parameters": {}}])
+                replayed = self.scenario.chat_requests()[-1]["messages"][1]
+                self.assertEqual(replayed["content"], "")
+                self.assertEqual(replayed["tool_calls"][0]["function"]["name"], "a")
+
     def test_br05_tool_calls_written_in_the_text_are_run_and_json_prose_is_not(self):
         """BR-05: calls written in the text (tags, several, "parameters",
         a code fence, a missing closing tag) are run once each; JSON that is

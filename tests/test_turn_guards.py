@@ -114,7 +114,7 @@ class TestTurnGuards(AdapterCase):
             adapter.chat_completion(messages, [self.env.ref("agentic_ai.tool_odoo_search_read").to_llm_schema()])
             sent = self.scenario.chat_requests()[-1]["messages"]
             self.assertEqual(wire_pairs_problem(sent), "")
-            if name == "ollama_prompt":  # calls and results travel as text blocks
+            if name.endswith("_prompt"):  # calls and results travel as text blocks
                 self.assertEqual([m["role"] for m in sent], ["system", "user", "assistant", "user"])
                 self.assertIn("<tool_call>", sent[2]["content"])
                 self.assertIn("\n3\n", sent[3]["content"])
@@ -333,6 +333,19 @@ class TestTurnGuards(AdapterCase):
                         if m["role"] == "tool" and m["tool_call_id"] == "call_r4b")
         keep_from.parallel = True
         self.run_cut_case(4, keep_from)
+
+    def test_a_cut_history_starts_with_a_user_message(self):
+        """Issue 24 point 1: chat templates that alternate roles reject a
+        history that starts with the assistant; the cut goes on to the next
+        user message, and what it leaves out is summarised."""
+        messages = [{"role": "user", "content": "first " * 50}, {"role": "assistant", "content": "one " * 10},
+                    {"role": "assistant", "content": "two " * 10}, {"role": "user", "content": "last"}]
+        fitter = HistoryFitter(lambda text: len(text.split()))
+        for budget in range(20, 80, 5):
+            with self.subTest(budget=budget):
+                _prompt, kept = fitter.fit(messages, "System.", budget)
+                self.assertEqual(kept[0]["role"], "user")
+                self.assertEqual(kept[-1]["content"], "last")
 
     def test_history_fits_unchanged_and_tokens_counted_once(self):
         """Under budget nothing changes; each message is tokenised once per

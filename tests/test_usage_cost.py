@@ -35,6 +35,7 @@ CASES = {
                (2000, 1500, 400, 500, 300), 0.00575 - 400 * 2e-6 + 400 * 2.5e-6),
     "ollama": ({"usage": {"prompt_tokens": 800, "completion_tokens": 120}}, (800, 0, 0, 120, 0), 0.00256),
     "ollama_prompt": ({"usage": {"prompt_tokens": 800, "completion_tokens": 120}}, (800, 0, 0, 120, 0), 0.00256),
+    "custom_prompt": ({"usage": {"prompt_tokens": 800, "completion_tokens": 120}}, (800, 0, 0, 120, 0), 0.00256),
     "gemini": ({"gemini_usage": {"promptTokenCount": 1200, "cachedContentTokenCount": 1000,
                                  "candidatesTokenCount": 95, "thoughtsTokenCount": 400, "totalTokenCount": 1695}},
                (1200, 1000, 0, 495, 400), 200 * 2e-6 + 1000 * 0.5e-6 + 495 * 8e-6),

@@ -29,7 +29,7 @@ from .common import MESSAGES, PROVIDER_MATRIX, AdapterCase
 
 TEXT = "Two partners match."
 THINKING = "The user wants partners, so I should search res.partner first and count them."
-OPENAI_WIRE = ("openai", "azure", "custom", "ollama", "ollama_prompt")
+OPENAI_WIRE = ("openai", "azure", "custom", "ollama", "ollama_prompt", "custom_prompt")
 ESTIMATED_TOTALS = {"input_tokens", "output_tokens"}
 MISSING = object()  # a key left out of the payload (not even null)
 # Placeholders replaced in the JSON text by what json.dumps cannot write but a server may send.

@@ -194,7 +194,10 @@ class _Handler(BaseHTTPRequestHandler):
         for word in wire_format.words(reply.get("reasoning") or ""):
             events.append({**base, "choices": [{"index": 0, "delta": {"reasoning_content": word},
                                                 "finish_reason": None}]})
-        for word in wire_format.words(reply.get("content") or ""):
+        content = reply.get("content") or ""
+        size = reply.get("chunk_chars")  # one token a chunk, as llama.cpp streams: pieces of this many characters
+        pieces = [content[i:i + size] for i in range(0, len(content), size)] if size else wire_format.words(content)
+        for word in pieces:
             events.append({**base, "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
         for index, call in enumerate(wire_format.openai_calls(reply)):
             events.append({**base, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [{
