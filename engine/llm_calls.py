@@ -22,11 +22,20 @@ MAX_RETRY_AFTER = 10.0             # seconds: longest Retry-After we wait for
 
 
 class LLMUnavailable(Exception):
-    """Every provider failed; ``errors`` lists ``"provider: message"``."""
+    """Every provider failed; ``errors`` lists ``"provider: message"``;
+    ``refused``: each provider refused the request itself (a 4xx: a bad key,
+    model or request), so trying again the same way will not help."""
 
-    def __init__(self, errors: list[str]):
+    def __init__(self, errors: list[str], refused: bool = False):
         super().__init__("; ".join(errors))
         self.errors = errors
+        self.refused = refused
+
+
+class ContextOverflow(LLMUnavailable):
+    """A provider said the request holds more tokens than its model reads
+    (``LLMError.context_overflow``): the history must be trimmed before the
+    call is made again (issue 24 point 2)."""
 
 
 class Interrupted(Exception):
@@ -84,27 +93,32 @@ class LLMCaller:
         """``(response, calls)``: the answer of the primary provider, else of
         the fallback, ``ATTEMPTS_PER_PROVIDER`` tries each (client errors,
         4xx but 429, go straight to the next provider), and its tool calls
-        as ``normalize(calls)`` returns them (final ids). ``relay=False``:
+        as ``normalize(calls)`` returns them (final ids); a failed stream is
+        tried again as a plain call (whose answer is relayed whole). ``relay=False``:
         the answer is not the user's to read (a plan, a step's call), so it
         is not streamed to the listener. Raises LLMUnavailable with every
-        provider's last error, Interrupted, and TurnLimitReached (before any
-        request) when the turn's bounds are reached (``check_bounds``)."""
+        provider's last error, ContextOverflow as soon as a provider says the
+        request is too long for its model, Interrupted, and TurnLimitReached
+        (before any request) when the turn's bounds are reached
+        (``check_bounds``)."""
         self.check_bounds()
         self.calls += 1
-        errors = []
+        errors, refusals = [], 0
         for provider in self.context.providers:
             if provider.adapter is None:
                 errors.append(f"{provider.name}: {provider.problem}")
                 continue
-            last = ""
+            last, stream = "", relay and self.emit and provider.adapter.config.supports_streaming
             for attempt in range(ATTEMPTS_PER_PROVIDER):
                 started = time.monotonic()
                 try:
                     # Adapters raise LLMError only (llm.base wraps every adapter method).
-                    if relay and self.emit and provider.adapter.config.supports_streaming:
+                    if stream:
                         response = self._streamed(provider, messages, schemas, started)
                     else:
                         response = provider.adapter.chat_completion(messages, schemas or None)
+                        if relay and self.emit and response.content and not response.tool_calls:
+                            self.emit("token", {"text": response.content})  # a stream retried as a plain call
                 except LLMError as exc:
                     billed = {}  # a stream broken mid-answer was billed for what it sent: estimated
                     if exc.usage is not None:
@@ -113,8 +127,12 @@ class LLMCaller:
                     self.audit.record("llm_call", provider_id=provider.id, llm_model=provider.model, success=False,
                                       error_message=str(exc), duration_ms=_ms(started), **billed)
                     last = f"{provider.name}: {exc}"
+                    if exc.context_overflow:
+                        raise ContextOverflow([last]) from None
                     if not exc.retryable:
+                        refusals += 1
                         break
+                    stream = False  # a failed stream (an empty 200 included) is tried once more as a plain call
                     if attempt + 1 < ATTEMPTS_PER_PROVIDER:
                         wait = exc.retry_after if exc.retry_after is not None else self.retry_delay
                         time.sleep(max(0.0, min(wait, MAX_RETRY_AFTER)))
@@ -125,7 +143,7 @@ class LLMCaller:
             errors.append(last)
         if not errors:
             errors.append("the agent has no LLM provider")
-        raise LLMUnavailable(errors)
+        raise LLMUnavailable(errors, refused=bool(refusals) and refusals == len(errors))
 
     def _streamed(self, provider: ProviderSpec, messages: list[dict], schemas: list[dict],
                   started: float) -> LLMResponse:

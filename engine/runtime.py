@@ -21,7 +21,7 @@ from .agent_result import AgentResult
 from .audit import AuditTrail
 from .confirmation import ConfirmationRequest
 from .executor import Executor
-from .llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
+from .llm_calls import ContextOverflow, Interrupted, LLMCaller, LLMUnavailable, retry_delay
 from .memory_manager import MemoryManager
 from .observer import Observer
 from .provenance import Provenance, field_info_of
@@ -75,6 +75,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.memory = MemoryManager(thread, self.context.enable_memory)
         self.planner = self._new_planner()  # engine/planner.py, used by Plan-and-Execute (runtime_plan.py)
         self.iterations = 0
+        self.history_cap: int | None = None  # tokens of history, once a provider said the request was too long
         self.tool_call_count = 0
         self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (runtime_plan.py)
         self.repeats = RepeatGuard(self.context.tools)  # identical calls of this turn (issue 12, BR-10)
@@ -180,6 +181,10 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 try:
                     response, calls = self.llm.answer(self._llm_messages(), schemas,
                                                       self.transcript.normalize_calls)
+                except ContextOverflow as exc:
+                    if self._trim_history():
+                        continue  # once: the same call with half the history (issue 24 point 2)
+                    return self._fail(exc)
                 except LLMUnavailable as exc:
                     return self._fail(exc)
                 except Interrupted as exc:
@@ -207,9 +212,25 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
     def _llm_messages(self, system_prompt: str | None = None) -> list[dict]:
         """The messages of the next LLM call: the system prompt (the turn's,
         or a planner call's) and the history, trimmed to the run's context
-        budget (engine/history.py)."""
+        budget (engine/history.py), or to ``history_cap`` once a provider
+        said the request was too long."""
+        budget = self.context.history_budget
+        if self.history_cap is not None:
+            budget = min(budget, self.history_cap)
         return self.transcript.for_llm(self.system_prompt if system_prompt is None else system_prompt,
-                                       self.context.history_budget, self.context.count_tokens)
+                                       budget, self.context.count_tokens)
+
+    def _trim_history(self) -> bool:
+        """After a context overflow: cap the history at half of what was
+        just sent, once per turn; False when it was capped already (or
+        nothing is left to cut), then the turn ends."""
+        if self.history_cap is not None:
+            return False
+        count = self.context.count_tokens
+        sent = sum(count(message.get("content") or "") for message in self._llm_messages())
+        self.history_cap = sent // 2
+        self.iterations -= 1  # the same step, made again
+        return True
 
     def _limit_reached(self, limit: TurnLimitReached) -> AgentResult:
         """End the turn ``completed`` on a turn bound: the user reads
@@ -419,10 +440,26 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
 
     # ------------------------------------------------------------------ ends
     def _fail(self, exc: LLMUnavailable) -> AgentResult:
-        reply = self.env._(
-            "I could not reach the AI service, so your request was not completed. %(errors)s",
-            errors=" ".join(f"[{e}]" for e in exc.errors))
-        self.transcript.add_assistant(reply)
+        """End the turn ``error`` on the model's failure, named for what it
+        was (issue 24 point 2): a conversation too long for the model, a
+        request the provider refused (its own message), or a service that
+        did not answer after its retries and the fallback. The reply is the
+        agent's, not the model's: it is never sent back to the model."""
+        errors = " ".join(f"[{e}]" for e in exc.errors)
+        if isinstance(exc, ContextOverflow):
+            reply = self.env._(
+                "This conversation is too long for the AI model: even with the older messages left out, the request "
+                "(with the tool definitions) does not fit in the model's context window. Start a new conversation, "
+                "or use a model with a larger context window (set it on the LLM provider). %(errors)s", errors=errors)
+        elif exc.refused:
+            reply = self.env._("The AI service refused the request, so it was not completed. %(errors)s",
+                               errors=errors)
+        else:
+            reply = self.env._(
+                "The AI service did not answer (it was tried again, then the fallback provider if there is one), so "
+                "your request was not completed. %(errors)s", errors=errors)
+        _logger.warning("Conversation %s: the turn failed on the model: %s", self.thread.id, exc)
+        self.transcript.add_assistant(reply, failure=True)
         self.audit.record("error", success=False, error_message=str(exc))
         return self._end_turn("error", reply, error=str(exc))
 

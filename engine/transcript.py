@@ -23,7 +23,7 @@ from .provenance import Provenance
 _logger = logging.getLogger(__name__)
 TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
 ROW_FIELDS = ("role", "content", "tool_call_id", "tool_call_id_generated", "tool_provider_data", "tool_name",
-              "tool_arguments", "untrusted_content", "tool_status", "tool_result_data", "references")
+              "tool_arguments", "untrusted_content", "tool_status", "tool_result_data", "references", "llm_failure")
 
 
 class MessageFolder:
@@ -38,7 +38,9 @@ class MessageFolder:
     def add(self, row) -> None:
         """Fold one ``agentic.ai.thread.message`` row in."""
         role = row.role
-        if role in ("user", "assistant", "system"):
+        if role == "assistant" and row.llm_failure:  # the agent's words on a failure, never the model's
+            self._open_calls = None
+        elif role in ("user", "assistant", "system"):
             self.messages.append({"role": role, "content": row.content})
             self._open_calls = None
         elif role == "tool_call":
@@ -169,9 +171,11 @@ class Transcript:
         self.rejected_calls = []  # a new request: the user may now want what they refused before
         return self._added(self.thread.add_user_message(text))
 
-    def add_assistant(self, text: str, **usage):
-        """An answer of the agent; ``usage`` holds ``input_tokens``/``output_tokens``."""
-        return self._added(self.thread.add_assistant_message(text, **usage))
+    def add_assistant(self, text: str, failure: bool = False, **usage):
+        """An answer of the agent; ``usage`` holds ``input_tokens``/``output_tokens``;
+        ``failure``: the agent's words on the model's failure (``llm_failure``)."""
+        return self._added(self.thread.add_assistant_message(text, **usage, **({"llm_failure": True} if failure
+                                                                                else {})))
 
     def add_tool_calls(self, calls: list[ToolCall], content: str = "") -> None:
         """The calls of one model answer, ``content`` the text sent with them."""

@@ -23,6 +23,7 @@ import functools
 import inspect
 import json
 import logging
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -118,18 +119,32 @@ class LLMStreamChunk:
         return self.usage.output_tokens if self.usage else 0
 
 
+# How providers say a request holds more tokens than the model reads (OpenAI and OpenAI-compatible servers
+# "context_length_exceeded" / "maximum context length"; llama.cpp "exceed context window" / "n_ctx"; Anthropic
+# "prompt is too long"; Gemini "input token count ... exceeds the maximum number of tokens"; vLLM, Ollama).
+CONTEXT_OVERFLOW_RE = re.compile(
+    r"context_length_exceeded|maximum context length|context length|context window|context size|n_ctx"
+    r"|prompt is too long|too many tokens|input token count.*exceeds|exceeds the maximum number of tokens"
+    r"|input is too long|reduce the length", re.I)
+
+
 class LLMError(Exception):
     """A provider call failed. ``retryable`` is True for timeouts, connection
     errors, HTTP 429 and 5xx; ``status`` is the HTTP status (0 when none).
+    ``context_overflow``: the request holds more tokens than the model reads
+    (a 4xx naming it, ``CONTEXT_OVERFLOW_RE``): never retried as it is, the
+    history must be trimmed first.
     ``usage``: what the failed call consumed when the provider had already
     answered part of it (a stream broken mid-answer), estimated; else None.
     The message never contains the API key."""
 
-    def __init__(self, message: str, *, status: int = 0, retryable: bool = False, retry_after: float | None = None):
+    def __init__(self, message: str, *, status: int = 0, retryable: bool = False, retry_after: float | None = None,
+                 context_overflow: bool = False):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        self.context_overflow = context_overflow
         self.usage: Usage | None = None
 
 

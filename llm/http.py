@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import httpx
 
-from .base import LLMError
+from .base import CONTEXT_OVERFLOW_RE, LLMError
 
 _MAX_ERROR_CHARS = 500
 _PUBLIC_HEADERS = {"content-type", "accept", "anthropic-version", "user-agent"}
@@ -65,11 +65,13 @@ def raise_for_status(response: httpx.Response, text: str, headers: dict) -> None
     if status < 400:
         return
     message = _provider_message(text, response.headers.get("content-type", ""), response.reason_phrase)
+    overflow = status in (400, 413, 422) and bool(CONTEXT_OVERFLOW_RE.search(f"{message} {text[:2000]}"))
     raise LLMError(
         redact(f"HTTP {status} from {response.request.url.host}: {message}", headers),
         status=status,
-        retryable=status == 429 or status >= 500,
+        retryable=(status == 429 or status >= 500) and not overflow,
         retry_after=_retry_after(response.headers.get("retry-after")) if status in (429, 503, 529) else None,
+        context_overflow=overflow,
     )
 
 

@@ -117,7 +117,7 @@ class TestAgentRuntime(AgenticCase):
         self.assertEqual(result.state, "error")
         self.assertEqual(thread.state, "error")
         reply = thread.message_ids.filtered(lambda m: m.role == "assistant").content
-        self.assertIn("could not reach the AI service", reply)
+        self.assertIn("The AI service did not answer", reply)
         self.assertIn("Dead primary", reply)
         self.assertIn("Dead fallback", reply)
         errors = self.env["agentic.ai.execution.log"].search(

@@ -7,6 +7,7 @@ from odoo.exceptions import ValidationError
 from odoo.tests import tagged
 from odoo.tools import mute_logger
 
+from ..engine.runtime import AgentRuntime
 from ..llm import AnthropicAdapter, GeminiAdapter, LLMError
 from .common import KEY, MESSAGES, PROVIDER_MATRIX, AdapterCase, closed_port_url
 
@@ -128,3 +129,73 @@ class TestLLMFailures(AdapterCase):
             self.script({"raw": body})
             with self.assertRaises(LLMError, msg=str(body)[:60]), mute_logger("odoo.addons.agentic_ai.llm.base"):
                 self.adapter(GeminiAdapter, "/v1beta").chat_completion(USER_MESSAGE)
+
+
+OVERFLOW = ("This model's maximum context length is 4096 tokens. However, your messages resulted in 5210 tokens. "
+            "Please reduce the length of the messages.")
+
+
+@tagged("post_install", "-at_install")
+class TestModelFailuresInATurn(AdapterCase):
+    """Issue 24 point 2: a turn's failures are named, never fed back as the
+    model's words, and each leaves a WARNING in Odoo's log."""
+
+    def long_thread(self, provider):
+        self.agent.llm_provider_id = provider
+        thread = self.new_thread()
+        for index in range(6):
+            thread.add_user_message(f"Earlier question {index}: " + "words " * 60)
+            thread.add_assistant_message(f"Earlier answer {index}: " + "words " * 60)
+        return thread
+
+    def test_a_context_overflow_trims_the_history_once_then_says_so(self):
+        for name in ("custom", "ollama", "gemini", "anthropic"):
+            with self.subTest(provider=name):
+                thread = self.long_thread(self.providers[name])
+                self.script({"status": 400, "error": OVERFLOW}, {"content": "Answered from the recent messages."})
+                result = self.agent.run(thread.id, "And now?")
+                self.assertEqual((result.state, result.reply), ("completed", "Answered from the recent messages."))
+                first, second = self.scenario.chat_requests()
+                self.assertLess(len(second["messages"]), len(first["messages"]), "the history was trimmed")
+                self.assertIn("[Summary of the", " ".join(str(m.get("content")) for m in second["messages"]))
+                self.assertEqual(second["messages"][-1]["content"], "And now?")
+        thread = self.long_thread(self.providers["custom"])
+        self.script({"status": 400, "error": OVERFLOW}, {"status": 400, "error": OVERFLOW})
+        with self.assertLogs("odoo.addons.agentic_ai.engine.runtime", "WARNING") as logged:
+            result = self.agent.run(thread.id, "And now?")
+        self.assertEqual(result.state, "error")
+        self.assertIn("too long for the AI model", result.reply)
+        self.assertEqual(len(self.scenario.chat_requests()), 2, "trimmed once, then told")
+        self.assertIn(f"Conversation {thread.id}: the turn failed on the model", logged.output[0])
+        # The failure is the agent's words: the next turn's prompt does not carry it as the model's answer.
+        self.script({"content": "Fine now."})
+        self.assertEqual(self.agent.run(thread.id, "Try again").state, "completed")
+        sent = self.scenario.chat_requests()[-1]["messages"]
+        self.assertFalse([m for m in sent if m["role"] == "assistant" and "too long" in (m.get("content") or "")])
+
+    def test_a_refused_request_is_not_retried_and_shows_the_providers_message(self):
+        self.script({"status": 400, "error": "unknown parameter: top_k"})
+        with self.assertLogs("odoo.addons.agentic_ai.engine.runtime", "WARNING"):
+            thread, result = self.run_agent("hello", provider=self.providers["custom"])
+        self.assertEqual(result.state, "error")
+        self.assertIn("refused the request", result.reply)
+        self.assertIn("unknown parameter: top_k", result.reply)
+        self.assertEqual(len(self.scenario.chat_requests()), 1)
+        self.assertTrue(thread.message_ids.filtered(lambda m: m.role == "assistant").llm_failure)
+
+    def test_a_failed_stream_is_tried_again_as_a_plain_call(self):
+        """An empty streamed 200 (llama-cpp-python's answer to a streamed
+        overflow or tool call) and a 500: the second try is a plain call,
+        its answer relayed whole."""
+        for first in ({"raw_stream": []}, {"status": 500, "error": "pydantic validation error"}):
+            with self.subTest(first=str(first)[:30]):
+                self.agent.llm_provider_id = self.providers["custom"]
+                thread = self.new_thread()
+                tokens = []
+                self.script(first, {"content": "Hello from a plain call."})
+                result = AgentRuntime(self.agent, thread, emit=lambda event, data, tokens=tokens: tokens.append(data)
+                                      if event == "token" else None).run_turn("hi")
+                self.assertEqual((result.state, result.reply), ("completed", "Hello from a plain call."))
+                requests = self.scenario.chat_requests()
+                self.assertEqual([bool(r.get("stream")) for r in requests], [True, False])
+                self.assertIn("Hello from a plain call.", "".join(t.get("text", "") for t in tokens))
