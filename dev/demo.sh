@@ -22,4 +22,6 @@ if [ -z "${OPENAI_API_KEY:-}" ] && [ -z "${AGENTIC_AI_LLM_BASE_URL:-}" ]; then
 fi
 odoo_bin shell -d "$DB" --no-http < "$ROOT/dev/demo_configure.py" 2>&1 | grep '^\[demo\]' >&2 || true
 echo "[demo] Odoo on http://localhost:$PORT  (login admin / admin; menu Agentic AI > Configuration > Agents > General ERP Assistant > Chat)" >&2
-odoo_bin -d "$DB" --http-port="$PORT" --log-level=info
+# A slow local model may need minutes per request: Odoo's default limit_time_real (120 s) restarts the server when
+# a request passes it (issue 24 point 3); the agent keeps its own calls below this limit.
+odoo_bin -d "$DB" --http-port="$PORT" --log-level=info --limit-time-real="${AGENTIC_AI_LIMIT_TIME_REAL:-600}"

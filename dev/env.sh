@@ -3,6 +3,9 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 eval "$(bash "$ROOT/dev/setup.sh")"
+# The virtualenv first on the path: when Odoo restarts itself (a request past limit_time_real, an upgrade), it
+# re-executes "python" by name, which must be this virtualenv's (issue 24 point 3).
+export PATH="$VENV/bin:$PATH"
 eval "$("$VENV/bin/python" "$ROOT/dev/pg.py" 2> >(grep -v -e RuntimeDirWarning -e user_runtime_dir >&2))"
 export PGHOST PGPORT PGUSER
 # Odoo's filestore (attachments, asset bundles), kept with the checkout.

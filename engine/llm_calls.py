@@ -10,8 +10,11 @@ the partial answer, with its usage estimated by the provider's tokenizer
 and flagged so (providers report usage only at the end of a stream)."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+
+from odoo.tools import config
 
 from ..llm import LLMError, LLMResponse
 from .run_context import ProviderSpec
@@ -19,6 +22,29 @@ from .turn_limits import TurnLimitReached
 
 ATTEMPTS_PER_PROVIDER = 2          # spec 000 §4.5
 MAX_RETRY_AFTER = 10.0             # seconds: longest Retry-After we wait for
+SERVER_MARGIN = 10.0               # seconds kept free below the Odoo server's own time limit on the request
+MIN_CALL_SECONDS = 5.0             # a call is not started with less time than this left
+
+
+def server_time_left() -> float | None:
+    """Seconds the Odoo server still lets the current request or cron job
+    run before it restarts the server or kills the worker: ``limit_time_real``
+    (``limit_time_real_cron`` for a cron thread when set) less what the
+    thread has run (odoo/service/server.py, ``ThreadedServer.process_limit``
+    and the prefork watchdog); None when no limit applies (a limit of 0, or
+    a thread the server does not time, such as a test or a shell)."""
+    thread = threading.current_thread()
+    limit = config.get("limit_time_real") or 0
+    if getattr(thread, "type", None) == "cron" and (config.get("limit_time_real_cron") or 0) > 0:
+        limit = config["limit_time_real_cron"]
+    if limit <= 0:
+        return None
+    started = getattr(thread, "start_time", None)
+    if started:
+        return limit - (time.time() - started)
+    if (config.get("workers") or 0) > 0 and thread is threading.main_thread():
+        return float(limit)  # a prefork worker: its request started about now
+    return None
 
 
 class LLMUnavailable(Exception):
@@ -70,6 +96,13 @@ class LLMCaller:
         self.should_stop = should_stop or (lambda: False)
         self.started = time.monotonic()
         self.calls = 0  # answers asked for in this turn (retries and fallback of one answer count once)
+        left = server_time_left()
+        # The provider's timeout, the retries and the turn's budget all end before the server's own limit.
+        self.server_deadline = self.started + left - SERVER_MARGIN if left is not None else None
+
+    def seconds_left(self) -> float | None:
+        """Seconds before the server's limit, less SERVER_MARGIN (None: no limit)."""
+        return None if self.server_deadline is None else self.server_deadline - time.monotonic()
 
     def check_bounds(self) -> None:
         """Raise TurnLimitReached when one more LLM call would exceed the
@@ -80,6 +113,13 @@ class LLMCaller:
                 f"I stopped before finishing: this request reached its limit of {limit} calls to the AI model. "
                 "What I did so far is above; tell me how to continue, or split the request into smaller ones.",
                 f"LLM call limit reached: {limit} calls per user message")
+        left = self.seconds_left()
+        if left is not None and left < MIN_CALL_SECONDS:
+            raise TurnLimitReached(
+                "I stopped before finishing: this request reached the time Odoo gives one request (its "
+                "limit_time_real setting). What I did so far is above; tell me how to continue, or ask an "
+                "administrator to raise that limit for slow models.",
+                f"server time limit reached: {left + SERVER_MARGIN:.1f} s left of the request's limit")
         seconds = self.context.max_run_seconds
         elapsed = time.monotonic() - self.started
         if elapsed >= seconds:
@@ -111,12 +151,19 @@ class LLMCaller:
             last, stream = "", relay and self.emit and provider.adapter.config.supports_streaming
             for attempt in range(ATTEMPTS_PER_PROVIDER):
                 started = time.monotonic()
+                timeout = provider.adapter.config.timeout
+                left = self.seconds_left()
+                if left is not None:
+                    if left < MIN_CALL_SECONDS:
+                        last = last or f"{provider.name}: no time left before the request's time limit"
+                        break
+                    timeout = min(timeout, left)
                 try:
                     # Adapters raise LLMError only (llm.base wraps every adapter method).
                     if stream:
-                        response = self._streamed(provider, messages, schemas, started)
+                        response = self._streamed(provider, messages, schemas, started, timeout)
                     else:
-                        response = provider.adapter.chat_completion(messages, schemas or None)
+                        response = provider.adapter.chat_completion(messages, schemas or None, timeout=timeout)
                         if relay and self.emit and response.content and not response.tool_calls:
                             self.emit("token", {"text": response.content})  # a stream retried as a plain call
                 except LLMError as exc:
@@ -146,18 +193,23 @@ class LLMCaller:
         raise LLMUnavailable(errors, refused=bool(refusals) and refusals == len(errors))
 
     def _streamed(self, provider: ProviderSpec, messages: list[dict], schemas: list[dict],
-                  started: float) -> LLMResponse:
-        """The provider's streamed answer, relayed token by token. Raises
-        LLMError (after a ``reset`` event when text was relayed, with the
-        estimated ``usage`` of that text) and Interrupted."""
+                  started: float, timeout: float) -> LLMResponse:
+        """The provider's streamed answer, relayed token by token (``timeout``:
+        seconds of one network wait). Raises LLMError (after a ``reset``
+        event when text was relayed, with the estimated ``usage`` of that
+        text; not retryable when the request's time limit is near) and
+        Interrupted."""
         adapter = provider.adapter
         parts, final = [], None
-        stream = adapter.chat_completion_stream(messages, schemas or None)
+        stream = adapter.chat_completion_stream(messages, schemas or None, timeout=timeout)
         try:
             for chunk in stream:
                 if chunk.content:
                     parts.append(chunk.content)
                     self.emit("token", {"text": chunk.content})
+                left = self.seconds_left()
+                if left is not None and left <= 0 and chunk.finish_reason is None:
+                    raise LLMError("the answer was still streaming when the request's time limit came near")
                 if chunk.finish_reason is not None:
                     final = chunk
                 elif self.should_stop():

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from ..llm import LLMError, Prices, get_adapter
+from ..llm import DEFAULT_MAX_TOKENS, LLMError, Prices, get_adapter
 from .rate_limits import RateLimits
 from .safety_rules import RuleSet
 from .tool_spec import ToolSpec
@@ -33,7 +33,7 @@ class ProviderSpec:
     adapter: object = field(default=None, repr=False, compare=False)
     problem: str = ""
     context_window: int = 0
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
     @property
     def input_budget(self) -> int:

@@ -3,8 +3,8 @@
 ``ADAPTERS`` maps ``agentic.ai.llm.provider.provider_type`` to the adapter
 class; adding a provider is adding a file and a line here.
 """
-from .base import (BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ProviderConfig, ToolCall,
-                   parse_tool_arguments)
+from .base import (DEFAULT_MAX_TOKENS, BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ProviderConfig,
+                   ToolCall, parse_tool_arguments)
 from .anthropic_adapter import AnthropicAdapter
 from .gemini_adapter import GeminiAdapter
 from .ollama_adapter import EmbeddingsUnavailable, OllamaAdapter
@@ -33,7 +33,8 @@ def get_adapter(config: ProviderConfig) -> BaseLLMAdapter:
     return cls(config)
 
 
-__all__ = ["ADAPTERS", "AnthropicAdapter", "BaseLLMAdapter", "EmbeddingsUnavailable", "GeminiAdapter", "LLMError",
+__all__ = ["ADAPTERS", "DEFAULT_MAX_TOKENS", "AnthropicAdapter", "BaseLLMAdapter", "EmbeddingsUnavailable",
+           "GeminiAdapter", "LLMError",
            "LLMResponse", "LLMStreamChunk", "OllamaAdapter", "OpenAIAdapter",
            "Prices", "ProviderConfig", "TokenTracker", "ToolCall", "Usage", "count_tokens", "get_adapter",
            "parse_tool_arguments"]

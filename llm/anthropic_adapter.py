@@ -26,7 +26,16 @@ import json
 import re
 from collections.abc import Iterator
 
-from .base import BaseLLMAdapter, LLMError, LLMResponse, LLMStreamChunk, ToolCall, append_turn, parse_tool_arguments
+from .base import (
+    DEFAULT_MAX_TOKENS,
+    BaseLLMAdapter,
+    LLMError,
+    LLMResponse,
+    LLMStreamChunk,
+    ToolCall,
+    append_turn,
+    parse_tool_arguments,
+)
 from .http import post_json, sse_json_events, stream_lines
 from .usage import merge_reported, token_count
 
@@ -109,7 +118,7 @@ class AnthropicAdapter(BaseLLMAdapter):
         system, wire = self.to_messages(messages)
         body = {
             "model": kwargs.get("model") or self.config.model,
-            "max_tokens": kwargs.get("max_tokens", self.config.max_tokens) or 4096,
+            "max_tokens": kwargs.get("max_tokens", self.config.max_tokens) or DEFAULT_MAX_TOKENS,
             "messages": wire,
             "temperature": kwargs.get("temperature", self.config.temperature),
         }
@@ -119,6 +128,9 @@ class AnthropicAdapter(BaseLLMAdapter):
             body["tools"] = [{"name": t["name"], "description": t.get("description") or "",
                               "input_schema": t.get("parameters") or {"type": "object", "properties": {}}}
                              for t in tools]
+            choice = {"auto": "auto", "required": "any", "none": "none"}.get(self.config.tool_choice)
+            if choice:
+                body["tool_choice"] = {"type": choice}
         if stream:
             body["stream"] = True
         body.update(self.config.extra_params)
@@ -140,7 +152,7 @@ class AnthropicAdapter(BaseLLMAdapter):
 
     def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
         data = post_json(self._url(), self._headers(), self._body(messages, tools, False, **kwargs),
-                         self.config.timeout)
+                         kwargs.get("timeout") or self.config.timeout)
         blocks = data.get("content") if isinstance(data, dict) else None
         if not isinstance(blocks, list):
             raise LLMError(f"malformed response, no content blocks: {str(data)[:200]}", retryable=True)
@@ -160,7 +172,8 @@ class AnthropicAdapter(BaseLLMAdapter):
         body = self._body(messages, tools, True, **kwargs)
         blocks: dict[int, dict] = {}
         usage, stop_reason, model, stopped, text, thinking = {}, None, self.config.model, False, [], []
-        for event in sse_json_events(stream_lines(self._url(), self._headers(), body, self.config.timeout)):
+        timeout = kwargs.get("timeout") or self.config.timeout
+        for event in sse_json_events(stream_lines(self._url(), self._headers(), body, timeout)):
             kind = event.get("type")
             if kind == "error":
                 error = event.get("error")

@@ -33,6 +33,10 @@ from .usage import Usage, measured_usage
 
 _logger = logging.getLogger(__name__)
 
+# Output tokens one call may write unless the provider says otherwise: it bounds how long one answer runs (a
+# local model writing 20 tokens a second takes about 50 s for 1,024; one that never stops cannot run for minutes).
+DEFAULT_MAX_TOKENS = 1024
+
 
 @dataclass(frozen=True)
 class ProviderConfig:
@@ -40,16 +44,21 @@ class ProviderConfig:
 
     ``timeout`` is in seconds; costs are USD per token; ``extra_headers`` are
     added to every request and ``extra_params`` merged into every request body.
+    ``tool_choice`` is sent with the tools in each API's form (OpenAI
+    ``tool_choice``, Gemini ``toolConfig.functionCallingConfig.mode``,
+    Anthropic ``tool_choice.type``): some servers return tool calls only
+    when it is set (llama-cpp-python's ``chatml-function-calling``).
     """
     provider_type: str
     base_url: str
     model: str
     api_key: str = ""
     api_version: str = ""
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.1
     timeout: float = 120.0
     supports_tool_calling: bool = True
+    tool_choice: str = ""  # "auto", "required" or "none", sent with the tools; "" leaves it to the server
     supports_streaming: bool = True
     embedding_model: str = ""
     tokenizer_model: str = ""  # model whose tokenizer counts tokens (an Azure deployment's base model)
@@ -196,7 +205,10 @@ class BaseLLMAdapter(ABC):
 
     @abstractmethod
     def chat_completion(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> LLMResponse:
-        """Send the conversation, return the answer. Raises LLMError."""
+        """Send the conversation, return the answer. ``kwargs``: ``model``,
+        ``max_tokens``, ``temperature`` for this call, and ``timeout`` (seconds
+        of one network wait, the provider's *Timeout* by default). Raises
+        LLMError."""
 
     @abstractmethod
     def chat_completion_stream(self, messages: list[dict], tools: list[dict] | None = None,

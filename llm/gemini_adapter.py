@@ -150,6 +150,9 @@ class GeminiAdapter(BaseLLMAdapter):
                     declaration["parameters"] = parameters
                 declarations.append(declaration)
             body["tools"] = [{"functionDeclarations": declarations}]
+            mode = {"auto": "AUTO", "required": "ANY", "none": "NONE"}.get(self.config.tool_choice)
+            if mode:
+                body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
         return _deep_merge(body, self.config.extra_params)
 
     # ------------------------------------------------------------ response
@@ -215,7 +218,7 @@ class GeminiAdapter(BaseLLMAdapter):
     def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
         model = kwargs.get("model") or self.config.model
         data = post_json(self._url(model, "generateContent"), self._headers(), self._body(messages, tools, **kwargs),
-                         self.config.timeout)
+                         kwargs.get("timeout") or self.config.timeout)
         candidate = self._candidate(data)
         parts = self._parts(candidate)
         text = self._text(parts)
@@ -237,7 +240,8 @@ class GeminiAdapter(BaseLLMAdapter):
         url = self._url(model, "streamGenerateContent") + "?alt=sse"
         calls, usage, text, thoughts, candidate = [], {}, [], [], {}
         schemas = self._schemas(tools)
-        lines = stream_lines(url, self._headers(), self._body(messages, tools, **kwargs), self.config.timeout)
+        lines = stream_lines(url, self._headers(), self._body(messages, tools, **kwargs),
+                             kwargs.get("timeout") or self.config.timeout)
         for event in sse_json_events(lines):
             merge_reported(usage, event.get("usageMetadata"))
             if not event.get("candidates"):

@@ -80,6 +80,8 @@ class OpenAIAdapter(BaseLLMAdapter):
             body["max_tokens"] = max_tokens
         if tools and self.config.supports_tool_calling:
             body["tools"] = [{"type": "function", "function": t} for t in tools]
+            if self.config.tool_choice:
+                body["tool_choice"] = self.config.tool_choice
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -154,7 +156,7 @@ class OpenAIAdapter(BaseLLMAdapter):
 
     def _completion(self, messages, tools=None, **kwargs) -> LLMResponse:
         data = post_json(self._url("/chat/completions"), self._headers(), self._body(messages, tools, False, **kwargs),
-                         self.config.timeout)
+                         kwargs.get("timeout") or self.config.timeout)
         choices = data.get("choices") if isinstance(data, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = choice.get("message") if isinstance(choice, dict) else None
@@ -179,7 +181,8 @@ class OpenAIAdapter(BaseLLMAdapter):
         pending: list[dict] = []  # {"index", "id", "name", "arguments"}
         finish_reason, usage, model, text, reasoning = None, {}, self.config.model, [], []
         done = False
-        for line in stream_lines(self._url("/chat/completions"), self._headers(), body, self.config.timeout):
+        timeout = kwargs.get("timeout") or self.config.timeout
+        for line in stream_lines(self._url("/chat/completions"), self._headers(), body, timeout):
             if not line.startswith("data:"):
                 if line.lstrip().startswith("{"):
                     raise LLMError(f"the server answered without streaming: {line[:200]}", retryable=True)

@@ -5,7 +5,7 @@ import time
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
-from ..llm import LLMError, ProviderConfig, get_adapter
+from ..llm import DEFAULT_MAX_TOKENS, LLMError, ProviderConfig, get_adapter
 
 _logger = logging.getLogger(__name__)
 
@@ -49,20 +49,33 @@ class AgenticAiLlmProvider(models.Model):
     tokenizer_model = fields.Char(
         help="Model whose tokenizer counts tokens when the provider reports none, e.g. gpt-4o for an Azure "
              "deployment named prod-gpt4o-eu. Defaults to the chat model.")
-    max_tokens = fields.Integer(default=4096, help="Maximum output tokens per call.")
+    max_tokens = fields.Integer(
+        default=DEFAULT_MAX_TOKENS,
+        help="Maximum output tokens per call. It bounds how long one answer may run: a local model writing 20 tokens "
+             "a second takes about 50 s for 1,024, and a model that never stops is cut there.")
     context_window = fields.Integer(
         string="Context Window (tokens)", default=0,
         help="Tokens the model reads in one call (prompt and answer); 0 = 128,000. The history sent to the model "
              "is trimmed to fit, older turns folded into a summary.")
     temperature = fields.Float(default=0.1)
-    supports_tool_calling = fields.Boolean(default=True, help="The model supports native tool (function) calling.")
+    supports_tool_calling = fields.Boolean(
+        default=True, help="The model supports native tool (function) calling. Off: tools are described in the "
+                           "prompt and the model writes <tool_call> blocks (any OpenAI-compatible provider).")
+    tool_choice = fields.Selection(
+        [("auto", "Auto"), ("required", "Required"), ("none", "None")], string="Tool Choice",
+        help="Sent with the tools when set: some servers (llama.cpp's function-calling chat format) return tool "
+             "calls only when it is. Required makes every answer a tool call: the turn then ends only on its limits. "
+             "Empty: left to the server.")
     supports_streaming = fields.Boolean(
         default=True, help="Stream answers token by token to the chat's stream route; off for a server that "
                            "answers streamed requests badly (the answer then comes whole).")
     # Prices (cost_per_*_token, and the form's *_price_per_million): models/llm_provider_pricing.py.
     rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)",
                                     help="Requests per minute allowed by the provider; 0 = no limit.")
-    timeout_seconds = fields.Integer(default=120, help="HTTP timeout of one call, in seconds.")
+    timeout_seconds = fields.Integer(
+        default=120, help="HTTP timeout of one network wait of a call, in seconds. A run never waits past the time "
+                          "Odoo gives one request (limit_time_real, limit_time_real_cron for the queue): raise those "
+                          "for slow local models.")
     # Headers often carry credentials (Azure api-key, gateway tokens): same visibility as api_key.
     extra_headers = fields.Text(default="{}", groups="base.group_system",
                                 help="JSON object of HTTP headers added to every request.")
@@ -173,6 +186,7 @@ class AgenticAiLlmProvider(models.Model):
             temperature=self.temperature,
             timeout=float(self.timeout_seconds or 120),
             supports_tool_calling=self.supports_tool_calling,
+            tool_choice=self.tool_choice or "",
             supports_streaming=self.supports_streaming,
             embedding_model=self.embedding_model or "",
             tokenizer_model=self.tokenizer_model or "",

@@ -78,7 +78,7 @@ class TestLLMAdapters(AdapterCase):
             elif name == "anthropic":
                 self.assertEqual(body["tools"][0]["input_schema"]["required"], ["model"])
                 self.assertEqual(body["system"], "You are an ERP assistant.")
-                self.assertEqual(body["max_tokens"], 4096)
+                self.assertEqual(body["max_tokens"], 1024)
             elif name.endswith("_prompt"):
                 self.assertNotIn("tools", body)
                 self.assertIn("<tool_call>", body["messages"][0]["content"])
@@ -149,6 +149,24 @@ class TestLLMAdapters(AdapterCase):
         self.assertEqual(request["headers"].get("api-key"), KEY)
         self.assertNotIn("Authorization", request["headers"])
 
+    def test_tool_choice_is_sent_in_each_apis_form(self):
+        """Issue 24 point 4: llama-cpp-python's function-calling format
+        returns tool calls only when the request has ``tool_choice``."""
+        expected = {"openai": ("tool_choice", "required"), "custom": ("tool_choice", "required"),
+                    "ollama": ("tool_choice", "required"),
+                    "gemini": ("toolConfig", {"functionCallingConfig": {"mode": "ANY"}}),
+                    "anthropic": ("tool_choice", {"type": "any"})}
+        for name, (key, value) in expected.items():
+            with self.subTest(provider=name):
+                provider = self.providers[name]
+                provider.tool_choice = "required"
+                self.script({"content": "ok"}, {"content": "ok"})
+                provider._get_adapter().chat_completion(MESSAGES, TOOLS)
+                self.assertEqual(self.scenario.requests[-1]["body"][key], value)
+                provider.tool_choice = False
+                provider._get_adapter().chat_completion(MESSAGES, TOOLS)
+                self.assertNotIn(key, self.scenario.requests[-1]["body"], "unset: left to the server")
+
     def test_reasoning_models_get_only_the_parameters_they_accept(self):
         self.script({"content": "ok"}, {"content": "ok"})
         provider = self.providers["openai"]
@@ -157,10 +175,10 @@ class TestLLMAdapters(AdapterCase):
         body = self.scenario.requests[-1]["body"]
         self.assertNotIn("temperature", body)
         self.assertNotIn("max_tokens", body)
-        self.assertEqual(body["max_completion_tokens"], 4096)
+        self.assertEqual(body["max_completion_tokens"], 1024)
         provider.default_model = "gpt-4o"
         provider._get_adapter().chat_completion(MESSAGES)
-        self.assertEqual(self.scenario.requests[-1]["body"]["max_tokens"], 4096)
+        self.assertEqual(self.scenario.requests[-1]["body"]["max_tokens"], 1024)
 
     # ------------------------------------------------------------ embeddings
     def test_embeddings(self):

@@ -3,9 +3,13 @@ retryable or not for every provider, timeouts and refused connections,
 malformed bodies and incomplete or failed streams ending in an LLMError,
 never another exception or a hang, and API keys never quoted in errors,
 logs or messages."""
+import threading
+import time
+from unittest.mock import patch
+
 from odoo.exceptions import ValidationError
 from odoo.tests import tagged
-from odoo.tools import mute_logger
+from odoo.tools import config, mute_logger
 
 from ..engine.runtime import AgentRuntime
 from ..llm import AnthropicAdapter, GeminiAdapter, LLMError
@@ -199,3 +203,28 @@ class TestModelFailuresInATurn(AdapterCase):
                 requests = self.scenario.chat_requests()
                 self.assertEqual([bool(r.get("stream")) for r in requests], [True, False])
                 self.assertIn("Hello from a plain call.", "".join(t.get("text", "") for t in tokens))
+
+    def test_a_turn_ends_before_the_servers_own_time_limit(self):
+        """Issue 24 point 3: the provider's timeout, the retries and the
+        turn's budget stay below the time Odoo gives the request
+        (limit_time_real, which restarts the server when a thread passes
+        it): no call starts without time left, and a call's timeout is cut
+        to what is left."""
+        current = threading.current_thread()
+        self.addCleanup(setattr, current, "start_time", getattr(current, "start_time", None))
+        provider = self.providers["custom"]
+        provider.timeout_seconds = 60
+        with patch.dict(config.options, {"limit_time_real": 120}):
+            current.start_time = time.time() - 112  # 8 s left, less the margin kept free: no call starts
+            self.script({"content": "never asked"})
+            _thread, result = self.run_agent("hi", provider=provider)
+            self.assertEqual(result.state, "completed")
+            self.assertIn("limit_time_real", result.reply)
+            self.assertEqual(self.scenario.chat_requests(), [])
+            current.start_time = time.time() - 104  # 16 s left: one call, its timeout cut to about 6 s, no retry
+            self.script({"content": "too late", "delay": 7}, {"content": "never asked"})
+            with self.assertLogs("odoo.addons.agentic_ai.engine.runtime", "WARNING"):
+                _thread, result = self.run_agent("hi", provider=provider)
+            self.assertEqual(result.state, "error")
+            self.assertIn("timed out", result.reply)
+            self.assertEqual(len(self.scenario.chat_requests()), 1)
