@@ -458,7 +458,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             reply = self.env._(
                 "The AI service did not answer (it was tried again, then the fallback provider if there is one), so "
                 "your request was not completed. %(errors)s", errors=errors)
-        _logger.warning("Conversation %s: the turn failed on the model: %s", self.thread.id, exc)
+        _logger.warning("Conversation %s: the turn failed on the model: %s", self.thread.id, clean_text(exc, 2000))
         self.transcript.add_assistant(reply, failure=True)
         self.audit.record("error", success=False, error_message=str(exc))
         return self._end_turn("error", reply, error=str(exc))

