@@ -268,6 +268,29 @@ class TestLLMToolCalls(AdapterCase):
         self.assertIn('<tool_result name="a">', last)
         self.assertIn('<tool_result name="b">', last)
 
+    def test_a_streamed_call_repeating_its_id_and_name_in_every_chunk_is_one_call(self):
+        """llama-cpp-python's server streams a tool call with its id and name
+        repeated in every chunk, next to a legacy ``function_call``, and no
+        usage (recorded: ../shared/wire curl-fc-stream-named.txt)."""
+        call_id = "call__0_get_weather_cmpl-5a9636d6"
+        pieces = ['{"', "city", '":', ' "', "Paris", '"}']
+        events = [{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gemma3", "choices": [{
+            "index": 0, "finish_reason": None, "delta": {"role": "assistant", "content": None, "function_call": None,
+                                                          "tool_calls": None}}]}]
+        events += [{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gemma3", "choices": [{
+            "index": 0, "finish_reason": None, "delta": {
+                "role": None, "content": None, "function_call": {"name": "get_weather", "arguments": piece},
+                "tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                "function": {"name": "get_weather", "arguments": piece}}]}}]} for piece in pieces]
+        events += [{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gemma3", "choices": [{
+            "index": 0, "finish_reason": "tool_calls", "delta": {}}]}, "[DONE]"]
+        self.script({"raw_stream": events})
+        chunks = list(self.providers["custom"]._get_adapter().chat_completion_stream(
+            [{"role": "user", "content": "weather?"}], [{"name": "get_weather", "description": "", "parameters": {}}]))
+        calls = chunks[-1].tool_calls
+        self.assertEqual([(c.id, c.name, c.arguments) for c in calls], [(call_id, "get_weather", {"city": "Paris"})])
+        self.assertTrue(chunks[-1].usage.estimated, "no usage in the stream: estimated, and flagged so")
+
     def test_replayed_tool_calls_carry_empty_content_not_null(self):
         """Issue 24 point 1: llama-cpp-python's server answers ``"content":
         null`` on an assistant message with tool calls with HTTP 500
