@@ -13,6 +13,7 @@ import httpx
 
 from dev.scripted_llm import Scenario, ScriptedLLMServer
 from llm import AnthropicAdapter, GeminiAdapter, OllamaAdapter, OpenAIAdapter, ProviderConfig
+from llm.prompt_tools import prompt_messages
 
 ROUNDS, CALLS = 7, 40
 MESSAGES = [{"role": "system", "content": "You are an ERP assistant."},
@@ -47,7 +48,7 @@ def main():
             "ollama (prompt tools)": (OllamaAdapter(ProviderConfig(base_url=root + "/v1", supports_tool_calling=False,
                                                                    **config)),
                                       lambda a: (a._url("/chat/completions"), a._headers(),
-                                                 a._body(a._prompt_messages(MESSAGES, TOOLS), None, False))),
+                                                 a._body(prompt_messages(MESSAGES, TOOLS), None, False))),
             "gemini": (GeminiAdapter(ProviderConfig(base_url=root + "/v1beta", **config)),
                        lambda a: (a._url("m", "generateContent"), a._headers(), a._body(MESSAGES, TOOLS))),
             "anthropic": (AnthropicAdapter(ProviderConfig(base_url=root + "/v1", **config)),

@@ -11,7 +11,11 @@ trap '[ -n "${CHECK_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
 source "$(dirname "$0")/env.sh"
 LLAMA_VERSION=0.3.36
 LLAMA_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/agentic_ai/llama-cpp-$LLAMA_VERSION
-model_file() { find "$LLAMA_DIR/venv" -name 'SmolLM2-135M-Instruct*.gguf' 2>/dev/null | head -n 1; }
+model_file() { find "$LLAMA_DIR/venv" -name 'SmolLM2-135M-Instruct*.gguf' -print -quit 2>/dev/null; }
+# One build at a time for every checkout sharing the cache (a second waits for the first).
+mkdir -p "$(dirname "$LLAMA_DIR")"
+exec 9>"$LLAMA_DIR.lock"
+flock 9
 # Checked from / : the checkout's llm/ package must not shadow anything the server imports.
 if [ ! -x "$LLAMA_DIR/venv/bin/python" ] || ! (cd / && "$LLAMA_DIR/venv/bin/python" -c "import llama_cpp.server") \
         2>/dev/null || [ -z "$(model_file)" ]; then
@@ -23,6 +27,7 @@ if [ ! -x "$LLAMA_DIR/venv/bin/python" ] || ! (cd / && "$LLAMA_DIR/venv/bin/pyth
         >"$LLAMA_DIR/build.log" 2>&1 || { echo "[real-server] build failed: $LLAMA_DIR/build.log" >&2; exit 1; }
     echo "[real-server] built in $(( $(date +%s) - started )) s" >&2
 fi
+flock -u 9
 MODEL=$(model_file)
 PORT=$(free_port)
 LOG_FILE=$ROOT/.logs/real-server-$(date +%Y%m%d-%H%M%S).log
@@ -33,6 +38,7 @@ mkdir -p "$ROOT/.logs"
 SERVER_PID=$!
 trap 'kill $SERVER_PID 2>/dev/null; [ -n "${CHECK_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
 for _ in $(seq 1 120); do
+    kill -0 "$SERVER_PID" 2>/dev/null || { echo "[real-server] the server did not start: $LOG_FILE" >&2; exit 1; }
     "$VENV/bin/python" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/v1/models', timeout=2)" \
         2>/dev/null && break
     sleep 0.5

@@ -42,9 +42,15 @@ def server_time_left() -> float | None:
     started = getattr(thread, "start_time", None)
     if started:
         return limit - (time.time() - started)
-    if (config.get("workers") or 0) > 0 and thread is threading.main_thread():
-        return float(limit)  # a prefork worker: its request started about now
-    return None
+    if (config.get("workers") or 0) > 0 and thread is threading.main_thread() and _in_http_request():
+        return float(limit)  # a prefork HTTP worker: the request, and this run, started about now
+    return None  # a prefork cron worker runs many jobs between two watchdog pings: its limit is not this run's
+
+
+def _in_http_request() -> bool:
+    from odoo.http import request
+
+    return bool(request)
 
 
 class LLMUnavailable(Exception):
@@ -137,13 +143,13 @@ class LLMCaller:
         tried again as a plain call (whose answer is relayed whole). ``relay=False``:
         the answer is not the user's to read (a plan, a step's call), so it
         is not streamed to the listener. Raises LLMUnavailable with every
-        provider's last error, ContextOverflow as soon as a provider says the
-        request is too long for its model, Interrupted, and TurnLimitReached
+        provider's last error, ContextOverflow when a provider said the
+        request is too long for its model and no other answered, Interrupted, and TurnLimitReached
         (before any request) when the turn's bounds are reached
         (``check_bounds``)."""
         self.check_bounds()
         self.calls += 1
-        errors, refusals = [], 0
+        errors, refusals, overflowed = [], 0, 0
         for provider in self.context.providers:
             if provider.adapter is None:
                 errors.append(f"{provider.name}: {provider.problem}")
@@ -174,8 +180,9 @@ class LLMCaller:
                     self.audit.record("llm_call", provider_id=provider.id, llm_model=provider.model, success=False,
                                       error_message=str(exc), duration_ms=_ms(started), **billed)
                     last = f"{provider.name}: {exc}"
-                    if exc.context_overflow:
-                        raise ContextOverflow([last]) from None
+                    if exc.context_overflow:  # too long for this model: the fallback may read more
+                        overflowed += 1
+                        break
                     if not exc.retryable:
                         refusals += 1
                         break
@@ -190,6 +197,8 @@ class LLMCaller:
             errors.append(last)
         if not errors:
             errors.append("the agent has no LLM provider")
+        if overflowed:
+            raise ContextOverflow(errors)
         raise LLMUnavailable(errors, refused=bool(refusals) and refusals == len(errors))
 
     def _streamed(self, provider: ProviderSpec, messages: list[dict], schemas: list[dict],
@@ -208,8 +217,9 @@ class LLMCaller:
                     parts.append(chunk.content)
                     self.emit("token", {"text": chunk.content})
                 left = self.seconds_left()
-                if left is not None and left <= 0 and chunk.finish_reason is None:
-                    raise LLMError("the answer was still streaming when the request's time limit came near")
+                if left is not None and left <= 0 and chunk.finish_reason is None:  # retried only if time is left
+                    raise LLMError("the answer was still streaming when the request's time limit came near",
+                                   retryable=True)
                 if chunk.finish_reason is not None:
                     final = chunk
                 elif self.should_stop():

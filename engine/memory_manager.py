@@ -35,6 +35,7 @@ from .audit import AuditTrail
 from .llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
 from .run_context import provider_specs
 from .text import clean_text
+from .turn_limits import TurnLimitReached
 
 CONSOLIDATION_SOURCE = "consolidation of "  # models/agent_memory.py reads it: a learnt memory is data
 
@@ -291,7 +292,7 @@ class MemoryManager:
                     {"role": "user", "content": f"The conversation:\n\n{transcript}"}]
         try:
             response, _calls = caller.answer(messages, [], lambda calls: calls)
-        except (LLMUnavailable, Interrupted) as exc:
+        except (LLMUnavailable, Interrupted, TurnLimitReached) as exc:
             _logger.warning("Memory consolidation of conversation %s: no provider answered: %s", thread.id, exc)
             return None
         return response.content or ""

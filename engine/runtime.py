@@ -447,10 +447,11 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         agent's, not the model's: it is never sent back to the model."""
         errors = " ".join(f"[{e}]" for e in exc.errors)
         if isinstance(exc, ContextOverflow):
+            trimmed = self.env._(" even with the older messages left out,") if self.history_cap is not None else ""
             reply = self.env._(
-                "This conversation is too long for the AI model: even with the older messages left out, the request "
-                "(with the tool definitions) does not fit in the model's context window. Start a new conversation, "
-                "or use a model with a larger context window (set it on the LLM provider). %(errors)s", errors=errors)
+                "This conversation is too long for the AI model:%(trimmed)s the request (with the tool definitions) "
+                "does not fit in the model's context window. Start a new conversation, or use a model with a larger "
+                "context window (set it on the LLM provider). %(errors)s", trimmed=trimmed, errors=errors)
         elif exc.refused:
             reply = self.env._("The AI service refused the request, so it was not completed. %(errors)s",
                                errors=errors)

@@ -40,6 +40,11 @@ class MessageFolder:
         role = row.role
         if role == "assistant" and row.llm_failure:  # the agent's words on a failure, never the model's
             self._open_calls = None
+        elif role == "user" and self.messages and self.messages[-1]["role"] == "user" and self._open_calls is None:
+            # A question the model never answered (its failure left out): one user turn with the next, so that
+            # roles still alternate for the chat templates that require it.
+            self.messages[-1] = {"role": "user", "content": f"{self.messages[-1]['content'] or ''}\n\n"
+                                                            f"{row.content or ''}"}
         elif role in ("user", "assistant", "system"):
             self.messages.append({"role": role, "content": row.content})
             self._open_calls = None

@@ -135,6 +135,7 @@ CONTEXT_OVERFLOW_RE = re.compile(
     r"context_length_exceeded|maximum context length|context length|context window|context size|n_ctx"
     r"|prompt is too long|too many tokens|input token count.*exceeds|exceeds the maximum number of tokens"
     r"|input is too long|reduce the length", re.I)
+MAX_TOKENS_RE = re.compile(r"max_(completion_|new_|output_)?tokens", re.I)
 
 
 class LLMError(Exception):

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import httpx
 
-from .base import CONTEXT_OVERFLOW_RE, LLMError
+from .base import CONTEXT_OVERFLOW_RE, MAX_TOKENS_RE, LLMError
 
 _MAX_ERROR_CHARS = 500
 _PUBLIC_HEADERS = {"content-type", "accept", "anthropic-version", "user-agent"}
@@ -65,7 +65,10 @@ def raise_for_status(response: httpx.Response, text: str, headers: dict) -> None
     if status < 400:
         return
     message = _provider_message(text, response.headers.get("content-type", ""), response.reason_phrase)
-    overflow = status in (400, 413, 422) and bool(CONTEXT_OVERFLOW_RE.search(f"{message} {text[:2000]}"))
+    # The provider's own message only (a body may echo the request's text), and not a max_tokens too large for
+    # the window ("'max_tokens' is too large … maximum context length is 4096"): that is the provider's setting.
+    overflow = status in (400, 413, 422) and bool(CONTEXT_OVERFLOW_RE.search(message)) \
+        and not MAX_TOKENS_RE.search(message)
     raise LLMError(
         redact(f"HTTP {status} from {response.request.url.host}: {message}", headers),
         status=status,

@@ -195,7 +195,8 @@ def hold_calls(chunks: Iterable[LLMStreamChunk], model: str) -> Iterator[LLMStre
             final = chunk
             continue
         text += chunk.content
-        if held:
+        if held:  # an empty chunk, so that the caller still checks Stop and its time limit between chunks
+            yield LLMStreamChunk(content="", model=chunk.model)
             continue
         end = _held_from(text, streamed)
         if end > streamed:

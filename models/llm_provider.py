@@ -52,7 +52,9 @@ class AgenticAiLlmProvider(models.Model):
     max_tokens = fields.Integer(
         default=DEFAULT_MAX_TOKENS,
         help="Maximum output tokens per call. It bounds how long one answer may run: a local model writing 20 tokens "
-             "a second takes about 50 s for 1,024, and a model that never stops is cut there.")
+             "a second takes about 50 s for 1,024, and a model that never stops is cut there. Reasoning models "
+             "(o-series, GPT-5, Gemini 2.5 thinking, Claude extended thinking) spend part of it thinking: give "
+             "them more.")
     context_window = fields.Integer(
         string="Context Window (tokens)", default=0,
         help="Tokens the model reads in one call (prompt and answer); 0 = 128,000. The history sent to the model "

@@ -186,6 +186,36 @@ class TestModelFailuresInATurn(AdapterCase):
         self.assertIn("unknown parameter: top_k", result.reply)
         self.assertEqual(len(self.scenario.chat_requests()), 1)
         self.assertTrue(thread.message_ids.filtered(lambda m: m.role == "assistant").llm_failure)
+        # The next turn: the unanswered question and the new one are one user turn (roles still alternate).
+        self.script({"content": "Hello."})
+        self.agent.run(thread.id, "again")
+        roles = [(m["role"], m["content"]) for m in self.scenario.chat_requests()[-1]["messages"]]
+        self.assertEqual([role for role, _content in roles], ["system", "user"])
+        self.assertEqual(roles[-1][1], "hello\n\nagain")
+
+    def test_a_context_overflow_goes_to_the_fallback_first(self):
+        """Found by the review: a small local model overflowing, with a
+        larger fallback configured, is answered by the fallback."""
+        self.agent.write({"llm_provider_id": self.providers["custom"].id,
+                          "fallback_provider_id": self.providers["openai"].id})
+        self.script({"status": 400, "error": OVERFLOW}, {"content": "The fallback answered."})
+        thread = self.new_thread()
+        result = self.agent.run(thread.id, "hi")
+        self.assertEqual((result.state, result.reply), ("completed", "The fallback answered."))
+        self.assertEqual([r["model"] for r in self.scenario.chat_requests()], ["model-custom", "model-openai"])
+
+    def test_a_max_tokens_too_large_for_the_window_is_the_providers_setting_not_the_conversation(self):
+        """vLLM's 400 for a max_tokens larger than the window names the
+        window too: it is a refused request (its message shown), not a
+        conversation too long."""
+        self.script({"status": 400, "error": "'max_tokens' or 'max_completion_tokens' is too large: 4096. This "
+                                             "model's maximum context length is 4096 tokens and your request has "
+                                             "30 input tokens (4096 > 4096 - 30)."})
+        with self.assertLogs("odoo.addons.agentic_ai.engine.runtime", "WARNING"):
+            _thread, result = self.run_agent("hello", provider=self.providers["custom"])
+        self.assertIn("refused the request", result.reply)
+        self.assertIn("'max_tokens' or 'max_completion_tokens' is too large", result.reply)
+        self.assertEqual(len(self.scenario.chat_requests()), 1)
 
     def test_a_failed_stream_is_tried_again_as_a_plain_call(self):
         """An empty streamed 200 (llama-cpp-python's answer to a streamed

@@ -243,6 +243,12 @@ class TestLLMToolCalls(AdapterCase):
                     request = self.scenario.chat_requests()[-1]
                     self.assertNotIn("tools", request, "the protocol replaces the API's tools")
                     self.assertIn("<tool_call>", request["messages"][0]["content"])
+        # Held text still yields a chunk for every chunk read, so Stop and the time limit are checked meanwhile.
+        self.script({"content": "{" + "x" * 40 + "}", "chunk_chars": 1})
+        chunks = list(self.providers["custom_prompt"]._get_adapter().chat_completion_stream(
+            [{"role": "user", "content": "hi"}], [{"name": "a", "description": "", "parameters": {}}]))
+        self.assertGreaterEqual(len(chunks), 42)
+        self.assertEqual("".join(c.content for c in chunks), "{" + "x" * 40 + "}")
         # Text that only looks like the start of a marker is shown whole, in the end.
         self.script({"content": "Use <b> for bold, and `code`.", "chunk_chars": 1})
         chunks = list(self.providers["custom_prompt"]._get_adapter().chat_completion_stream(
