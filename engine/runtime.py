@@ -183,7 +183,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                                                       self.transcript.normalize_calls)
                 except ContextOverflow as exc:
                     if self._trim_history():
-                        continue  # once: the same call with half the history (issue 24 point 2)
+                        self.iterations -= 1  # once: the same step with half the history (issue 24 point 2)
+                        continue
                     return self._fail(exc)
                 except LLMUnavailable as exc:
                     return self._fail(exc)
@@ -229,7 +230,6 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         count = self.context.count_tokens
         sent = sum(count(message.get("content") or "") for message in self._llm_messages())
         self.history_cap = sent // 2
-        self.iterations -= 1  # the same step, made again
         return True
 
     def _limit_reached(self, limit: TurnLimitReached) -> AgentResult:

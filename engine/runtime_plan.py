@@ -17,7 +17,7 @@ import json
 
 from .agent_result import AgentResult
 from .confirmation import ConfirmationRequest, call_key
-from .llm_calls import Interrupted, LLMUnavailable
+from .llm_calls import ContextOverflow, Interrupted, LLMUnavailable
 from .planner import COMPLEX, ParsedPlan, Planner, assess_complexity
 from .text import clean_text
 from .turn_limits import MAX_TOOL_CALLS_PER_TURN, TurnLimitReached
@@ -317,10 +317,15 @@ class PlanSteps:
         limited = self._limit_before_llm()
         if limited:
             raise TurnEnded(limited)
-        if tools:
-            return self.llm.answer(self._llm_messages(system_prompt), self.context.llm_schemas,
-                                   self.transcript.normalize_calls, relay=relay)
-        return self.llm.answer(self._llm_messages(system_prompt), [], lambda calls: [], relay=relay)
+        while True:
+            try:
+                if tools:
+                    return self.llm.answer(self._llm_messages(system_prompt), self.context.llm_schemas,
+                                           self.transcript.normalize_calls, relay=relay)
+                return self.llm.answer(self._llm_messages(system_prompt), [], lambda calls: [], relay=relay)
+            except ContextOverflow:
+                if not self._trim_history():  # once per turn, as in ReAct (issue 24 point 2)
+                    raise
 
     def _plan_event(self, plan) -> None:
         """Relay the plan's state as a ``plan_update`` event (spec §10.2)."""

@@ -193,6 +193,16 @@ class TestModelFailuresInATurn(AdapterCase):
         self.assertEqual([role for role, _content in roles], ["system", "user"])
         self.assertEqual(roles[-1][1], "hello\n\nagain")
 
+    def test_a_context_overflow_in_a_plan_trims_the_history_once_too(self):
+        thread = self.long_thread(self.providers["custom"])
+        self.agent.execution_mode = "plan_and_execute"
+        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.max_requests_per_minute", "1000")
+        self.script({"status": 400, "error": OVERFLOW}, {"content": "[]"}, {"content": "Nothing to plan: hello."})
+        result = self.agent.run(thread.id, "And now?")
+        self.assertNotEqual(result.state, "error", result.reply)
+        first, second = self.scenario.chat_requests()[:2]
+        self.assertLess(len(second["messages"]), len(first["messages"]), "the planner's history was trimmed")
+
     def test_a_context_overflow_goes_to_the_fallback_first(self):
         """Found by the review: a small local model overflowing, with a
         larger fallback configured, is answered by the fallback."""
