@@ -14,7 +14,7 @@ from ..engine.runtime import MAX_MESSAGE_CHARS
 from ..engine.text import clean_text
 
 MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date",
-                  "references"]
+                  "references", "llm_failure"]
 MAX_NAME_CHARS = 200
 MAX_INT = 2**31 - 1
 MAX_REASON_CHARS = 2000

@@ -266,7 +266,7 @@ class MemoryManager:
         and even the user's message may answer a question it raised."""
         rows = thread.env["agentic.ai.thread.message"].search(
             [("thread_id", "=", thread.id), ("role", "in", ("user", "assistant", "tool_result"))], order="id")
-        rows.fetch(["role", "content", "untrusted_content", "references"])
+        rows.fetch(["role", "content", "untrusted_content", "references", "llm_failure"])
         turns, turn, tainted = [], [], False
         for row in rows:
             if row.role == "user":
@@ -275,7 +275,7 @@ class MemoryManager:
                 turn, tainted = [], bool(row.untrusted_content)
             elif row.role == "tool_result" or row.references:
                 tainted = True
-            if row.role != "tool_result":
+            if row.role != "tool_result" and not row.llm_failure:  # the agent's words on a failure: not an answer
                 turn.append(row)
         if turn and not tainted:
             turns += turn
