@@ -84,6 +84,7 @@ read -r suite_passed suite_failed <<<"$(counts "$SUITE")"
 read -r subsets_passed subsets_failed <<<"$(counts "$SUBSETS")"
 read -r durability_passed durability_failed <<<"$(counts "$DURABILITY")"
 read -r real_passed real_failed <<<"$(counts "$REAL_SERVER")"
-echo "$((lint_passed + suite_passed + durability_passed + real_passed + subsets_passed)) passed," \
-    "$((lint_failed + suite_failed + durability_failed + real_failed + subsets_failed)) failed"
-[ "$suite_rc" = 0 ] && [ "$((lint_failed + durability_failed + real_failed + subsets_failed))" = 0 ]
+read -r numpy_passed numpy_failed <<<"$(counts "$NUMPY")"
+echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + real_passed + subsets_passed)) passed," \
+    "$((lint_failed + suite_failed + numpy_failed + durability_failed + real_failed + subsets_failed)) failed"
+[ "$suite_rc" = 0 ] && [ "$((lint_failed + numpy_failed + durability_failed + real_failed + subsets_failed))" = 0 ]
