@@ -9,6 +9,11 @@
 # it. AGENTIC_AI_SKIP_REAL_SERVER=1 skips it. Last line: `N passed, M failed`.
 trap '[ -n "${CHECK_DONE:-}" ] || echo "0 passed, 1 failed"' EXIT
 source "$(dirname "$0")/env.sh"
+if ! db_exists "${AGENTIC_AI_TEST_DB:-agentic_test}"; then
+    echo "[real-server] no test database ${AGENTIC_AI_TEST_DB:-agentic_test}: run make test first (a targeted run," \
+         "e.g. AGENTIC_AI_TEST_TAGS=/agentic_ai:TestAgentRuntime make test, is enough)" >&2
+    exit 1
+fi
 LLAMA_VERSION=0.3.36
 LLAMA_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/agentic_ai/llama-cpp-$LLAMA_VERSION
 model_file() { find "$LLAMA_DIR/venv" -name 'SmolLM2-135M-Instruct*.gguf' -print -quit 2>/dev/null; }
