@@ -54,3 +54,4 @@ from . import test_vector_store
 from . import test_knowledge_extract
 from . import test_knowledge_rag
 from . import test_adversarial_knowledge
+from . import test_golden_transcripts
