@@ -10,7 +10,8 @@ the thread's and its plans' end state, and every request the model was sent
 ``tests/golden/<name>.json``, written before the refactor.
 
 Normalised so that a run is equal to the next one: each test sets every
-table's id sequence to one base before it creates anything (ids are then
+table's id sequence and every document number sequence to one base before
+it creates anything, and puts them back after (ids and numbers are then
 the same in every run, whatever ran before); dates, datetimes, document
 numbers (``S00042``, ``INV/2026/00003``), record versions (a digest of the
 record's write date), mail message ids and the scripted server's port are replaced by labels
@@ -36,6 +37,7 @@ from .sse_client import open_stream
 GOLDEN_DIR = Path(__file__).parent / "golden"
 RECORD = os.environ.get("AGENTIC_AI_GOLDEN") == "record"
 ID_BASE = 1_500_000_000  # above every id a test database holds, below PostgreSQL's integer limit
+NUMBER_BASE = 90_000  # document numbers (S90000, WH/OUT/90000) far from those of the demo data
 USER_GROUPS = ("base.group_user,agentic_ai.group_agentic_ai_user,base.group_partner_manager,"
                "sales_team.group_sale_salesman_all_leads,stock.group_stock_manager,account.group_account_manager,"
                "purchase.group_purchase_manager,mrp.group_mrp_user,hr.group_hr_user,"
@@ -125,9 +127,7 @@ class TestGoldenTranscripts(AgenticSetupMixin, HttpCase):
 
     def setUp(self):
         super().setUp()
-        self.env.cr.execute("""
-            SELECT setval(format('%%I.%%I', schemaname, sequencename)::regclass, %s, false)
-              FROM pg_sequences WHERE sequencename LIKE '%%\\_id\\_seq'""", [ID_BASE])
+        self.pin_sequences()
         self.provider = self.env["agentic.ai.llm.provider"].create({
             "name": "Golden", "provider_type": "custom", "api_base_url": self.llm.base_url,
             "api_key": "test-key-not-secret", "default_model": "golden-model",
@@ -138,6 +138,26 @@ class TestGoldenTranscripts(AgenticSetupMixin, HttpCase):
         self.thread = self.agent.with_user(self.user).start_thread(name="golden")
         self.authenticate("golden_user", "golden_user")
         self.record = {"doors": []}
+
+    def pin_sequences(self):
+        """Every table's id sequence at ID_BASE and every document number
+        sequence (``ir_sequence_*``) at NUMBER_BASE, so that ids and numbers
+        are the same in every run; put back as they were after the test
+        (sequences are not rolled back with the test's transaction, and
+        other tests count on small ids)."""
+        cr = self.env.cr
+        cr.execute("""SELECT format('%I.%I', schemaname, sequencename), start_value, last_value
+                        FROM pg_sequences""")
+        saved = cr.fetchall()
+
+        self.addCleanup(cr.execute, """
+            SELECT setval(name::regclass, value, called) FROM unnest(%s::text[], %s::bigint[], %s::bool[])
+                AS saved(name, value, called)""",
+            [[name for name, _start, _last in saved], [last or start for _name, start, last in saved],
+             [last is not None for _name, _start, last in saved]])
+        for pattern, base in (("%\\_id\\_seq", ID_BASE), ("ir\\_sequence\\_%", NUMBER_BASE)):
+            cr.execute("""SELECT setval(format('%%I.%%I', schemaname, sequencename)::regclass, %s, false)
+                            FROM pg_sequences WHERE sequencename LIKE %s""", [base, pattern])
 
     # ------------------------------------------------------------- doors
     def stream(self, body):
@@ -356,7 +376,8 @@ class TestGoldenTranscripts(AgenticSetupMixin, HttpCase):
     def test_confirmation_approved_streamed(self):
         self.deletion_script({"content": "Deleted."})
         events = self.stream({"message": "delete Golden Deletable"})
-        question = next(data for name, data in events if name == "confirmation_request")
+        row = next(data for name, data in events if name == "confirmation_request")
+        question = row.get("confirmation") or row  # beside the row since issue 25 point 3; the row itself before
         self.stream({"approve": True, "confirmation_id": question["confirmation_id"]})
         self.check_golden("confirmation_approved_streamed")
 
