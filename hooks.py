@@ -1,17 +1,17 @@
 """Module hooks (``__manifest__.py``)."""
-from .engine.log_chain import drop_head_table
-from .engine.vector_store import drop_storage, ensure_extension
+from .engine.durable.log_chain import drop_head_table
+from .engine.knowledge.vector_store import drop_storage, ensure_extension
 
 
 def post_init_hook(env):
     """At install: the pgvector extension when the server offers it; the
-    knowledge search falls back to NumPy otherwise (engine/vector_store.py)."""
+    knowledge search falls back to NumPy otherwise (engine/knowledge/vector_store.py)."""
     ensure_extension(env.cr)
 
 
 def uninstall_hook(env):
     """At uninstall: the knowledge vector tables and the execution log's
-    head table, which are not tables of Odoo models (engine/vector_store.py,
-    engine/log_chain.py)."""
+    head table, which are not tables of Odoo models (engine/knowledge/vector_store.py,
+    engine/durable/log_chain.py)."""
     drop_storage(env.cr)
     drop_head_table(env.cr)

@@ -11,7 +11,7 @@ machine), and kinds interleaved call by call with medians of single calls
 tool calls).
 
 Two figures for the pipeline, because a run writes the audit rows of a
-step in one INSERT (engine/audit.py):
+step in one INSERT (engine/durable/audit.py):
 
 - in a run: the call inside a step that also logs its LLM call, minus the
   same step without the tool call: what a tool call adds to a step;
@@ -23,9 +23,9 @@ database left by ``make test``); everything is rolled back.
 import statistics
 import time
 
-from odoo.addons.agentic_ai.engine.audit import AuditTrail
+from odoo.addons.agentic_ai.engine.durable.audit import AuditTrail
 from odoo.addons.agentic_ai.engine.executor import Executor
-from odoo.addons.agentic_ai.engine.run_context import build_run_context
+from odoo.addons.agentic_ai.engine.turn.run_context import build_run_context
 from odoo.addons.agentic_ai.tools.orm_tool import odoo_search_read
 
 env = env  # provided by odoo-bin shell

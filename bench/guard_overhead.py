@@ -5,7 +5,7 @@ call), with the guard but no rules, and with the guard off (no safety
 chain, no per-operation guard, hence no before_snapshot: the baseline),
 for a read (``odoo_search_read``) and a write (``odoo_write`` on a partner,
 whose ORM operations are judged as they happen and whose previous values
-are kept: engine/operation_guard.py).
+are kept: engine/guard/operation_guard.py).
 
 Kinds interleave call by call; figures are medians of single calls. Run
 with ``bash bench/run.sh guard_overhead`` (uses the ``agentic_test``
@@ -16,12 +16,12 @@ import statistics
 import time
 
 from odoo.addons.agentic_ai.engine import executor as executor_module
-from odoo.addons.agentic_ai.engine.audit import AuditTrail
+from odoo.addons.agentic_ai.engine.durable.audit import AuditTrail
 from odoo.addons.agentic_ai.engine.executor import Executor
-from odoo.addons.agentic_ai.engine.operation_guard import OperationGuard
-from odoo.addons.agentic_ai.engine.run_context import build_run_context
+from odoo.addons.agentic_ai.engine.guard.operation_guard import OperationGuard
+from odoo.addons.agentic_ai.engine.guard.safety_rules import RuleSet
 from odoo.addons.agentic_ai.engine.safety import ALLOW, SafetyDecision
-from odoo.addons.agentic_ai.engine.safety_rules import RuleSet
+from odoo.addons.agentic_ai.engine.turn.run_context import build_run_context
 
 env = env  # provided by odoo-bin shell
 CALLS = 600

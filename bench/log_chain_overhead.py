@@ -1,4 +1,4 @@
-"""Cost of chaining the execution log (engine/log_chain.py): a step's audit
+"""Cost of chaining the execution log (engine/durable/log_chain.py): a step's audit
 rows (one LLM call and one tool call, as a run writes them) inserted by
 ``log_many``, without and with their seal.
 

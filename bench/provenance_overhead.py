@@ -1,4 +1,4 @@
-"""What the provenance guard (issue 23, engine/provenance.py) adds, in one
+"""What the provenance guard (issue 23, engine/guard/provenance.py) adds, in one
 run, against the same work without it:
 
 1. Loading a conversation's transcript once per turn, with its provenance
@@ -17,11 +17,11 @@ test``); everything is rolled back.
 import statistics
 import time
 
-from odoo.addons.agentic_ai.engine.provenance import Provenance, field_info_of
-from odoo.addons.agentic_ai.engine.run_context import build_run_context
+from odoo.addons.agentic_ai.engine.guard.provenance import Provenance, field_info_of
+from odoo.addons.agentic_ai.engine.guard.touched_models import touched_models
 from odoo.addons.agentic_ai.engine.safety import SafetyGuard
-from odoo.addons.agentic_ai.engine.touched_models import touched_models
-from odoo.addons.agentic_ai.engine.transcript import Transcript
+from odoo.addons.agentic_ai.engine.turn.run_context import build_run_context
+from odoo.addons.agentic_ai.engine.turn.transcript import Transcript
 from odoo.addons.agentic_ai.llm import ToolCall
 
 env = env  # provided by odoo-bin shell

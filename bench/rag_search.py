@@ -35,7 +35,7 @@ import numpy as np
 import odoo
 
 from odoo.addons.agentic_ai.engine import vector_store
-from odoo.addons.agentic_ai.engine.vector_store import VectorStore
+from odoo.addons.agentic_ai.engine.knowledge.vector_store import VectorStore
 
 DIM, BUCKETS, MODEL = 1536, 16384, "bench-bow-1536"
 SIZES = [int(x) for x in os.environ.get("RAG_BENCH_SIZES", "10000,100000").split(",")]

@@ -1,5 +1,5 @@
 """``odoo-bin --addons-path=… agentic_ai_verify_log -d DB [--company ID]``:
-verify the hash chain of agentic_ai's execution log (engine/log_chain.py).
+verify the hash chain of agentic_ai's execution log (engine/durable/log_chain.py).
 
 Odoo 19 finds the command in an addon's ``cli/`` folder when the addons
 path is given before the command name (odoo/cli/command.py). Prints one

@@ -2,19 +2,17 @@
 
 Each route takes named parameters only, checks that the user may use the
 agent or owns the thread, calls a model method and serialises the answer
-in the addon's one JSON form (engine/json_values.py: datetimes in UTC with
+in the addon's one JSON form (tools/values/json_values.py: datetimes in UTC with
 their offset, empty values null). No business logic lives here."""
 from odoo import http
 from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.http import request
 from odoo.tools import str2bool
 
-from ..engine.json_values import json_rows, to_json_value
 from ..engine.runtime import MAX_MESSAGE_CHARS
-from ..engine.text import clean_text
+from ..engine.text.clean_text import clean_text
+from ..tools.values.json_values import to_json_value
 
-MESSAGE_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date",
-                  "references", "llm_failure"]
 MAX_NAME_CHARS = 200
 MAX_INT = 2**31 - 1
 MAX_REASON_CHARS = 2000
@@ -39,14 +37,10 @@ def _thread_dict(thread):
 
 
 def _messages(thread, after_id=0, limit=200):
-    messages = request.env["agentic.ai.thread.message"].search(
-        [("thread_id", "=", thread.id), ("id", ">", int(after_id or 0))], order="id", limit=int(limit))
-    rows = json_rows(messages, messages.read(MESSAGE_FIELDS))
-    for row, message in zip(rows, messages, strict=True):
-        # Not through json_rows, which gives HTML fields as plain text: this one is the chat's sanitized markup
-        # (engine/markdown_render.py), rendered for assistant rows only.
-        row["content_html"] = str(message.content_html) if message.content_html else None
-    return rows
+    """The thread's rows after ``after_id``, oldest first, in the one row
+    shape (``agentic.ai.thread.message._payloads``)."""
+    return request.env["agentic.ai.thread.message"].search(
+        [("thread_id", "=", thread.id), ("id", ">", int(after_id or 0))], order="id", limit=int(limit))._payloads()
 
 
 def _answer(thread, result):
@@ -87,7 +81,7 @@ class AgenticAiChatController(http.Controller):
     def _get_thread(thread_id):
         """The thread, readable by the current user (record rules apply),
         repaired first when a dead run left it executing
-        (engine/durability.py). Raises UserError/AccessError/MissingError."""
+        (engine/durable/durability.py). Raises UserError/AccessError/MissingError."""
         thread_id = AgenticAiChatController._int_param("thread_id", thread_id)
         thread = request.env["agentic.ai.thread"].browse(thread_id).exists()
         if not thread:

@@ -25,14 +25,11 @@ import logging
 import threading
 
 from odoo import api, http
-from odoo.exceptions import AccessError, LockError, MissingError, UserError
+from odoo.exceptions import UserError
 from odoo.http import Response, request
 from odoo.modules.registry import Registry
 
-from ..engine import durability
-from ..engine.event_relay import HEARTBEAT_SECONDS, EventRelay
-from ..engine.runtime import AgentRuntime
-from ..engine.text import clean_text
+from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay
 from .chat_controller import AgenticAiChatController as Chat
 
 _logger = logging.getLogger(__name__)
@@ -42,6 +39,13 @@ STREAM_HEADERS = [
     ("X-Accel-Buffering", "no"),  # nginx: do not buffer this response (case BR-15)
     ("Content-Encoding", "identity"),
 ]
+
+
+def _status_of(exc):
+    """The HTTP status of a refusal, from its kind: Odoo's own (AccessError
+    403, MissingError 404, LockError 409), and 400 for bad input (a plain
+    UserError or ValidationError, which Odoo answers 422)."""
+    return 400 if exc.http_status == UserError.http_status else exc.http_status
 
 
 def _json_error(status, message):
@@ -67,10 +71,8 @@ class AgenticAiStreamController(http.Controller):
             return _json_error(400, "The body must be a JSON object.")
         try:
             thread, job = self._prepare(params)
-        except (AccessError, MissingError) as exc:
-            return _json_error(403 if isinstance(exc, AccessError) else 404, str(exc))
-        except UserError as exc:
-            return _json_error(409 if "busy" in str(exc) or "being processed" in str(exc) else 400, str(exc))
+        except UserError as exc:  # AccessError 403, MissingError 404, LockError 409: the kind, never the words
+            return _json_error(_status_of(exc), str(exc))
         relay = EventRelay(self._heartbeat())
         run = _runner(request.env.cr.dbname, request.env.uid, dict(request.env.context), thread.id, job)
         return Response(relay.stream(run, name=f"agentic-ai-thread-{thread.id}"), status=200,
@@ -78,32 +80,21 @@ class AgenticAiStreamController(http.Controller):
 
     @staticmethod
     def _prepare(params):
-        """``(thread, job)`` after the checks that can answer at once;
-        ``job`` is ``("send", message)`` or ``("answer", approved,
-        tool_call_id, confirmation_id, reason)``."""
+        """``(thread, job)`` after the model's own checks of the run
+        (``agentic.ai.thread._check_can_send``/``_check_can_answer``, the
+        same the JSON routes' run goes through), asked here so that a
+        refusal is answered at once rather than streamed; ``job`` is
+        ``("send", message)`` or ``("answer", approved, tool_call_id,
+        confirmation_id, reason)``."""
         thread = Chat._get_thread(params.get("thread_id"))
-        thread._check_owner_access()
-        thread.agent_id._check_runnable(request.env.user)
-        AgenticAiStreamController._check_not_running(thread)
         if "approve" in params:
-            if not isinstance(params["approve"], bool):
-                raise UserError(request.env._("Parameter approve must be true or false."))
             call_id, question = Chat._question_params(params.get("tool_call_id"), params.get("confirmation_id"))
             reason = Chat._text_param("reason", params.get("reason"), required=False)
-            thread._check_waiting()
-            thread._check_confirmation_answer(call_id, question)
+            thread._check_can_answer(params["approve"], reason, call_id, question)
             return thread, ("answer", params["approve"], call_id, question, reason)
         message = Chat._message_param(params.get("message"))
-        if thread.state in ("queued", "executing"):
-            raise UserError(request.env._("This conversation is busy; wait for the current request to finish."))
+        thread._check_can_send(message)
         return thread, ("send", message)
-
-    @staticmethod
-    def _check_not_running(thread):
-        """Raise LockError (a 409) when another request runs ``thread`` now
-        (it holds the run lock before its state says so)."""
-        if durability.run_is_alive(request.env.cr, thread.id):
-            raise LockError(request.env._("This conversation is already being processed."))
 
     @staticmethod
     def _heartbeat():
@@ -122,14 +113,14 @@ def _runner(dbname, uid, context, thread_id, job):
         with Registry(dbname).cursor() as cr:
             env = api.Environment(cr, uid, context)
             thread = env["agentic.ai.thread"].browse(thread_id)
-            runtime = AgentRuntime(thread.agent_id, thread, durable=True, emit=relay.emit, should_stop=relay.stopped)
+            hooks = {"durable": True, "emit": relay.emit, "should_stop": relay.stopped}
             try:
                 if job[0] == "send":
-                    result = runtime.run_turn(job[1])
+                    result = thread.send_message(job[1], **hooks)
                 else:
-                    result = runtime.resume_after_confirmation(job[1], clean_text(job[4], 2000), tool_call_id=job[2],
-                                                               confirmation_id=job[3])
-            except (UserError, AccessError, MissingError) as exc:
+                    result = thread.handle_confirmation(job[1], job[4], tool_call_id=job[2], confirmation_id=job[3],
+                                                        **hooks)
+            except UserError as exc:
                 relay.emit("error", {"message": str(exc)})  # refused: this request ran nothing
                 relay.emit("done", {"state": thread.state, "thread_id": thread_id, "error": str(exc)})
                 return

@@ -1,7 +1,7 @@
 """Webhook endpoints (spec 000 §11.2, issue 10 point 5, case BR-17): an
 outside system triggers an agent and reads how its run went.
 
-Both routes take a signed POST (engine/webhook_signature.py describes the
+Both routes take a signed POST (engine/doors/webhook_signature.py describes the
 headers and the signature), read the raw body bytes (the signature covers
 them exactly, so the body is never parsed before it is verified) and answer
 JSON. Every refusal of authentication is the same ``401 {"error":
@@ -18,7 +18,7 @@ from odoo import http
 from odoo.exceptions import MissingError, UserError
 from odoo.http import request
 
-from ..engine import webhook_signature as signature
+from ..engine.doors import webhook_signature as signature
 
 _logger = logging.getLogger(__name__)
 

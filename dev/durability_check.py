@@ -144,7 +144,7 @@ class Check:
         self.server.kill()
         # A session blocked in a statement would outlive its worker (PostgreSQL sees the client gone only
         # when it next talks to it), holding the run's lock: the run asks PostgreSQL to check its client every
-        # 5 s (engine/durability.py), so the dead worker's sessions end while this process still holds the row.
+        # 5 s (engine/durable/durability.py), so the dead worker's sessions end while this process still holds the row.
         own = [self.probe.get_backend_pid(), lock_pid]
         wait_for(lambda: not query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s "
                                    "AND pid <> ALL(%s)", [self.db, own]),

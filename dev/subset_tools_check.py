@@ -11,9 +11,9 @@ tools of the installed apps run. Prints what it finds, then
 step that follows meets a module that has been used.
 """
 from odoo.addons.agentic_ai.engine.executor import Executor
-from odoo.addons.agentic_ai.engine.run_context import build_run_context, unavailable_reason
-from odoo.addons.agentic_ai.engine.tool_spec import ToolSpec
-from odoo.addons.agentic_ai.tools.registry import definitions
+from odoo.addons.agentic_ai.engine.turn.run_context import build_run_context, unavailable_reason
+from odoo.addons.agentic_ai.tools.base_tool import definitions
+from odoo.addons.agentic_ai.tools.tool_spec import ToolSpec
 
 problems = []
 installed = set(env["ir.module.module"].search([("state", "=", "installed")]).mapped("name"))

@@ -1,11 +1,14 @@
 """Executor (spec 000 §4.6): the one path by which a tool runs.
 
-validate_params → safety check → sanitize_params → execution env →
-savepoint → execute → log, on the run's frozen RunContext. Every failure
+In the order the code runs it: unknown tool → validate_params →
+sanitize_params → a masked value refused → the models reached → a call the
+user rejected → safety check (refused; or confirm: a dry run up to the
+first change, then the question) → savepoint with the operation guard →
+execute in the user's env → log, on the run's frozen RunContext. Every failure
 becomes an ``ExecutionResult`` with ``success=False`` and a message the
 model can act on; whatever the tool wrote before failing is rolled back to
 the savepoint. Each call is logged once, with its final tool-call id, in
-the run's audit trail (``engine/audit.py``).
+the run's audit trail (``engine/durable/audit.py``).
 
 Reads get a savepoint too, unlike §4.6's ``read_only ? direct``: the ORM
 passes parts of a domain to SQL as they are (a LIKE pattern ending in a
@@ -20,7 +23,7 @@ because the model got the call wrong is one WARNING line without a
 traceback, ``Tool X refused: <message>``; the model reads the same
 message as its observation. Only a bug in a tool's code (any other
 exception, or a ValueError/TypeError/KeyError raised in that code rather
-than inside Odoo: engine/tool_failures.py) is logged as an ERROR with its
+than inside Odoo: engine/guard/tool_failures.py) is logged as an ERROR with its
 traceback, and its audit row has level ``error``. Either way the run goes
 on. Odoo's own ``odoo.sql_db`` logger writes its "bad query" ERROR line
 for a query PostgreSQL refuses; that line is not ours."""
@@ -39,14 +42,16 @@ from odoo.exceptions import UserError
 from odoo.tools.safe_eval import safe_eval
 
 from ..llm import ToolCall
+from ..tools.base_tool import ToolError
 from ..tools.lookup import tracing
-from ..tools.registry import ToolError
+from ..tools.tool_spec import TOOL_OPERATIONS, ToolSpec
 from ..tools.untrusted import collecting, note_prose_values
-from .audit import AuditTrail
-from .confirmation import call_key
-from .confirmation_preview import UNREADABLE, describe_call, record_names
-from .json_values import dumps
-from .operation_guard import (
+from ..tools.values.json_values import dumps
+from ..tools.values.sensitive_fields import CONTEXT_KEY, MASK, carries_mask
+from .durable.audit import AuditTrail
+from .guard.confirmation import call_key
+from .guard.confirmation_preview import UNREADABLE, describe_call, record_names
+from .guard.operation_guard import (
     ChangesReached,
     ConfirmationNeeded,
     OperationGuard,
@@ -54,15 +59,13 @@ from .operation_guard import (
     guarding,
     signature,
 )
-from .record_arguments import candidates
-from .record_arguments import changes as name_changes
-from .record_arguments import named as named_records
-from .run_context import RunContext
-from .safety import CONFIRM_REQUIRED, DENY, TOOL_OPERATIONS, SafetyGuard
-from .sensitive_fields import CONTEXT_KEY, MASK, carries_mask
-from .tool_failures import is_refusal
-from .tool_spec import ToolSpec
-from .touched_models import touched_models
+from .guard.record_arguments import candidates
+from .guard.record_arguments import changes as name_changes
+from .guard.record_arguments import named as named_records
+from .guard.tool_failures import is_refusal
+from .guard.touched_models import touched_models
+from .safety import CONFIRM_REQUIRED, DENY, SafetyGuard
+from .turn.run_context import RunContext
 
 _logger = logging.getLogger(__name__)
 
@@ -75,7 +78,7 @@ MAX_VERSIONED = 200  # records of a question whose versions are kept (an approva
 def _listed(trace: list[dict]) -> dict | None:
     """The data of a failed call whose lookups listed records for the user
     to choose from: ``{"candidates": [{"model", "ids"}]}`` (the only ids of
-    a failure the provenance guard trusts, engine/provenance.py), else None."""
+    a failure the provenance guard trusts, engine/guard/provenance.py), else None."""
     found = candidates(trace)
     return {"candidates": found} if found else None
 
@@ -104,7 +107,7 @@ class ExecutionResult:
     ``confirmation_needed`` means nothing ran (or all was rolled back) and
     the user must approve; ``confirmation`` then holds the keyword
     arguments of the ``ConfirmationRequest`` but its id and tool (source,
-    arguments, key and what the call does: engine/confirmation_preview.py);
+    arguments, key and what the call does: engine/guard/confirmation_preview.py);
     ``untrusted`` where the free text from records in ``data`` came from
     (tools/untrusted.py)."""
     success: bool
@@ -137,7 +140,7 @@ class Executor:
         free text from records the model has seen so far came from;
         ``rejected``: the ``call_key`` of the calls the user rejected in
         this turn, refused again without asking; ``provenance`` where the
-        conversation's values came from (engine/provenance.py)."""
+        conversation's values came from (engine/guard/provenance.py)."""
         if call.parse_error and call.parse_error.startswith("invalid tool name"):
             error = f"{call.parse_error}; call only: {', '.join(sorted(self.context.tools))}"
         elif call.parse_error:
@@ -156,7 +159,7 @@ class Executor:
         """Run tool ``tool_name`` of the run with ``params``. ``confirmed``
         means the user approved this very call, so the confirmation gate is
         skipped and the ORM operations the call declares are approved, as
-        are ``approved_operations`` (signatures, engine/operation_guard.py:
+        are ``approved_operations`` (signatures, engine/guard/operation_guard.py:
         the operations met inside the tool that the user was shown);
         ``tool_call_id`` links the log row to the transcript;
         ``untrusted``, ``rejected`` and ``provenance`` as for
@@ -331,7 +334,7 @@ class Executor:
         return "; ".join(filter(None, [*changes, names_now]))
 
     def _preview(self, spec: ToolSpec, params: dict, touched: tuple[str, ...], named: tuple = ()) -> dict:
-        """What the call would do, for the user (engine/confirmation_preview.py);
+        """What the call would do, for the user (engine/guard/confirmation_preview.py);
         arguments it cannot describe still get a request (with the exact
         parameters), never a failed turn."""
         try:

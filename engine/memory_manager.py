@@ -31,11 +31,11 @@ from dataclasses import dataclass
 
 from ..llm import TokenTracker
 from ..llm.base import fenced_block
-from .audit import AuditTrail
-from .llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
-from .run_context import provider_specs
-from .text import clean_text
-from .turn_limits import TurnLimitReached
+from .durable.audit import AuditTrail
+from .text.clean_text import clean_text
+from .turn.llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
+from .turn.run_context import provider_specs
+from .turn.turn_limits import TurnLimitReached
 
 CONSOLIDATION_SOURCE = "consolidation of "  # models/agent_memory.py reads it: a learnt memory is data
 

@@ -1,9 +1,9 @@
 """Observer (spec 000 §4.7): turns a tool's ExecutionResult into the text
 the model reads next. Plain text, bounded, with hints on errors; values in
-the addon's one JSON form (engine/json_values.py)."""
+the addon's one JSON form (tools/values/json_values.py)."""
 from __future__ import annotations
 
-from .json_values import dumps
+from ..tools.values.json_values import dumps
 
 MAX_CHARS = 4000     # longest observation handed back to the model (the note added after it aside)
 MAX_RECORDS = 10     # records of a search shown in full

@@ -4,7 +4,7 @@ call, a new plan after a failure, the final answer.
 
 Plain Python, no Odoo: ``assess_complexity`` is a heuristic on the user's
 words; ``Planner`` makes the calls through the ``ask`` function the
-runtime gives it (engine/runtime_plan.py, which keeps the plan's records)
+runtime gives it (engine/turn/plan_steps.py, which keeps the plan's records)
 and reads their answers; ``parse_plan_response`` reads a plan out of
 whatever a model answered (case BR-22)."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from .text import clean_text
+from .text.clean_text import clean_text
 
 SIMPLE, COMPLEX = "simple", "complex"
 MAX_WORDS_SIMPLE = 50            # spec §4.4: a longer message is complex
@@ -81,7 +81,7 @@ class Planner:
     conversation under ``system_prompt``, with the run's tool schemas when
     ``tools``, its text streamed to the user when ``relay``, and returns the
     answer and its tool calls; it raises whatever the run's LLM calls raise
-    (engine/llm_calls.py), and so do the methods here. ``tools``: name →
+    (engine/turn/llm_calls.py), and so do the methods here. ``tools``: name →
     description of the tools the run may use; ``max_steps``: the longest
     plan the agent accepts; ``extra``: the agent's planning prompt."""
 

@@ -16,22 +16,22 @@ from odoo.exceptions import LockError, UserError
 from odoo.http import request as http_request
 
 from ..llm import TokenTracker
-from . import durability
-from .agent_result import AgentResult
-from .audit import AuditTrail
-from .confirmation import ConfirmationRequest
+from .durable import durability
+from .durable.audit import AuditTrail
 from .executor import Executor
-from .llm_calls import ContextOverflow, Interrupted, LLMCaller, LLMUnavailable, retry_delay
+from .guard.confirmation import ConfirmationRequest
+from .guard.provenance import Provenance, field_info_of
+from .guard.rate_limits import check as check_rate_limits
 from .memory_manager import MemoryManager
 from .observer import Observer
-from .provenance import Provenance, field_info_of
-from .rate_limits import check as check_rate_limits
-from .run_context import build_run_context
-from .runtime_confirmation import ConfirmationSteps
-from .runtime_plan import PlanSteps, close_open_plans
-from .text import clean_text
-from .transcript import Transcript
-from .turn_limits import MAX_TOOL_CALLS_PER_TURN, RepeatGuard, TurnLimitReached
+from .text.clean_text import clean_text
+from .turn.agent_result import AgentResult
+from .turn.confirmation_steps import ConfirmationSteps
+from .turn.llm_calls import ContextOverflow, Interrupted, LLMCaller, LLMUnavailable, retry_delay
+from .turn.plan_steps import PlanSteps, close_open_plans
+from .turn.run_context import build_run_context
+from .turn.transcript import Transcript
+from .turn.turn_limits import MAX_TOOL_CALLS_PER_TURN, RepeatGuard, TurnLimitReached
 
 _logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
     """Runs one user request on a thread (``agent``/``thread`` are records
     in the requesting user's environment).
 
-    ``durable``: commit each finished step (engine/durability.py); None
+    ``durable``: commit each finished step (engine/durable/durability.py); None
     means when the run owns its transaction, i.e. it is an HTTP request's
     own. ``emit(event, data)`` receives the run's events as they happen
     (spec §10.2: token, message, tool_call, tool_result,
@@ -89,7 +89,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         is not run). Raises UserError for an empty or too long message and
         a busy or queued conversation (the queue processor makes its thread
         idle before it runs the message), LockError while another run holds
-        it. The agent's ``execution_mode`` (Hybrid: the message's
+        it (LockError for a busy one too: the kind, not the words, tells a
+        door its status). The agent's ``execution_mode`` (Hybrid: the message's
         complexity) decides between ReAct and Plan-and-Execute; the thread
         keeps which and why (spec §4.3–4.4)."""
         if not isinstance(user_message, str) or not user_message.strip():
@@ -100,7 +101,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                                        n=len(user_message), max=MAX_MESSAGE_CHARS))
         with self._running():
             if self.thread.state in ("queued", "executing"):
-                raise UserError(self.env._("This conversation is busy: %s.", dict(
+                raise LockError(self.env._("This conversation is busy: %s.", dict(
                     self.thread._fields["state"]._description_selection(self.env))[self.thread.state]))
             return self._guarded(self._start_turn, user_message)
 
@@ -123,7 +124,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
 
     def _load_transcript(self) -> Transcript:
         """The thread's transcript, its rows fed to this run's provenance
-        (engine/provenance.py): the agent's configuration counts as the
+        (engine/guard/provenance.py): the agent's configuration counts as the
         user's words."""
         provenance = Provenance(tools=self.context.tools, field_info=field_info_of(self.executor.env))
         provenance.see_user_words(self.context.system_prompt, numbers=False)
@@ -161,7 +162,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
     # ------------------------------------------------------------------ ReAct
     def _react_loop(self) -> AgentResult:
         """The ReAct steps until an answer, a pause or a limit; a turn bound
-        reached (engine/turn_limits.py) ends the turn ``completed``."""
+        reached (engine/turn/turn_limits.py) ends the turn ``completed``."""
         try:
             return self._react_steps()
         except TurnLimitReached as limit:
@@ -213,7 +214,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
     def _llm_messages(self, system_prompt: str | None = None) -> list[dict]:
         """The messages of the next LLM call: the system prompt (the turn's,
         or a planner call's) and the history, trimmed to the run's context
-        budget (engine/history.py), or to ``history_cap`` once a provider
+        budget (engine/turn/history.py), or to ``history_cap`` once a provider
         said the request was too long."""
         budget = self.context.history_budget
         if self.history_cap is not None:
@@ -246,7 +247,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         gets exactly one result, also when the run is stopped between
         calls. The 3rd and 4th identical call of the turn are not run; the
         5th raises TurnLimitReached, after every call has its result
-        (engine/turn_limits.py, BR-10)."""
+        (engine/turn/turn_limits.py, BR-10)."""
         rejected = self._rejected_keys()  # rejections happen between answers, never within one
         for index, call in enumerate(calls):
             if index >= MAX_TOOL_CALLS_PER_TURN:
@@ -368,7 +369,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
 
     def _checkpoint(self, final: bool = False) -> None:
         """Commit what the run did so far, log rows included, when durable.
-        The run's log rows are chained (engine/log_chain.py) after its
+        The run's log rows are chained (engine/durable/log_chain.py) after its
         ``final`` commit only: one seal per turn, not one per step; rows a
         dead run left unsealed are chained by the company's next seal."""
         if self.durable:
@@ -423,18 +424,11 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         """Relay a transcript row the run added as its §10.2 event."""
         if not self.emit:
             return
-        data = {"id": row.id, "role": row.role, "content": row.content or ""}
-        if row.role == "assistant":
-            data["content_html"] = str(row.content_html or "") or None  # sanitized Markdown, engine/markdown_render.py
-            data["references"] = row.references or None
-        if row.role in ("tool_call", "tool_result", "confirmation_request", "confirmation_response"):
-            data.update(tool_call_id=row.tool_call_id, tool_name=row.tool_name, status=row.tool_status or None)
-        if row.role == "tool_call":
-            self.emit("tool_call", {**data, "arguments": row._get_arguments()})
-        elif row.role == "tool_result":
-            self.emit("tool_result", data)
-        elif row.role == "confirmation_request":
-            self.emit("confirmation_request", {**data, **(self.thread.get_pending_confirmation() or {})})
+        data = row._payloads()[0]  # the one row shape (issue 25 point 3)
+        if row.role in ("tool_call", "tool_result"):
+            self.emit(row.role, data)
+        elif row.role == "confirmation_request":  # with the question as the thread gives it (get_pending_confirmation)
+            self.emit("confirmation_request", {**data, "confirmation": self.thread.get_pending_confirmation() or None})
         else:
             self.emit("message", data)
 

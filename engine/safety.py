@@ -1,38 +1,35 @@
 """SafetyGuard (spec 000 §7.2): decides, before anything runs, whether a
 tool call is allowed, needs the user's confirmation, or is refused.
 
-The chain, in the spec's order: the safety rules (engine/safety_rules.py)
+The chain, in the spec's order: the safety rules (engine/guard/safety_rules.py)
 on the tool and the models and operation it declares → the agent's allowed
 and blocked models (the addon's own models always refused) → rate limits →
-the confirmation policy. The rate limits (spec §7.5, engine/rate_limits.py)
+the confirmation policy. The rate limits (spec §7.5, engine/guard/rate_limits.py)
 count LLM requests and cost, not tool calls, so the runtime checks them
 before each LLM call (``AgentRuntime._rate_limited``), ahead of the tool
 calls that answer asks for; this guard has no step of its own for them.
-While the tool runs, engine/operation_guard.py judges each ORM operation it
+While the tool runs, engine/guard/operation_guard.py judges each ORM operation it
 actually performs against the same rules."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .intent import action_words
-from .provenance import Provenance, describe
-from .run_context import RunContext
-from .safety_rules import PROTECTED_PREFIX, Operation, domain_holds, is_configuration
-from .tool_spec import ToolSpec
+from ..tools.tool_spec import TOOL_OPERATIONS, ToolSpec
+from .guard.intent import action_words
+from .guard.provenance import Provenance, describe
+from .guard.safety_rules import PROTECTED_PREFIX, Operation, domain_holds, is_configuration
+from .turn.run_context import RunContext
 
 ALLOW = "allow"
 CONFIRM_REQUIRED = "confirm_required"
 DENY = "deny"
-
-# The generic tools whose operation is known before they run.
-TOOL_OPERATIONS = {"odoo_create": "create", "odoo_write": "write", "odoo_unlink": "unlink"}
 
 
 @dataclass(frozen=True)
 class SafetyDecision:
     """``verdict`` is ALLOW, CONFIRM_REQUIRED or DENY; ``reason`` says why
     in words the model and the user can act on; ``source`` which check
-    decided (engine.confirmation.SOURCES)."""
+    decided (engine.guard.confirmation.SOURCES)."""
     verdict: str
     reason: str = ""
     source: str = ""
@@ -70,10 +67,10 @@ class SafetyGuard:
               params: dict | None = None, untrusted: tuple[str, ...] = (),
               provenance: Provenance | None = None) -> SafetyDecision:
         """Run the chain in order, the first non-ALLOW verdict wins.
-        ``touched`` are the models the call reaches (engine.touched_models);
+        ``touched`` are the models the call reaches (engine.guard.touched_models);
         ``params`` its sanitized arguments; ``confirmed`` skips the
         confirmation gate (the user approved this call); ``provenance``
-        where the conversation's values came from (engine/provenance.py);
+        where the conversation's values came from (engine/guard/provenance.py);
         without it, ``untrusted`` (where the free text from records the
         model has seen came from) makes every change ask."""
         decision = self._check_safety_rules(spec, touched, params or {})
@@ -118,7 +115,7 @@ class SafetyGuard:
     def _domain_holds(self, rule, op: Operation, record_ids: list) -> bool:
         """Whether ``rule``'s domain matches one of the records ``op`` names
         (always without a domain; a create or a call without records is
-        judged as it runs, engine/operation_guard.py)."""
+        judged as it runs, engine/guard/operation_guard.py)."""
         if not rule.domain:
             return True
         ids = [record_id for record_id in record_ids if isinstance(record_id, int)]
@@ -145,11 +142,11 @@ class SafetyGuard:
                                    untrusted: tuple[str, ...] = (), params: dict | None = None,
                                    provenance: Provenance | None = None) -> SafetyDecision:
         """A change of Odoo's configuration (users, groups, companies, ir.*
-        settings: engine.safety_rules.CONFIGURATION_MODELS) always asks,
+        settings: engine.guard.safety_rules.CONFIGURATION_MODELS) always asks,
         whatever the policy; so does, once the conversation has shown the
         model read text, any change carrying a target or a value that did
         not come from the user's words or from reads they asked for
-        (engine/provenance.py; unless the agent turns it off: read text may
+        (engine/guard/provenance.py; unless the agent turns it off: read text may
         carry instructions aimed at the model); tool-level
         ``requires_confirmation`` asks; the agent's
         ``require_confirmation`` asks for every write (``always``) or for
@@ -159,7 +156,7 @@ class SafetyGuard:
         policy = self.context.require_confirmation
         # Asked up front when the call names the model it changes (the generic
         # write tools, Python code, server actions); the ORM operations of any
-        # other tool are asked about as they happen (engine/operation_guard.py).
+        # other tool are asked about as they happen (engine/guard/operation_guard.py).
         declares = spec.name in TOOL_OPERATIONS or spec.function is None
         configuration = [model for model in touched if is_configuration(model)] if declares else []
         if configuration and not spec.read_only:
@@ -193,10 +190,10 @@ class SafetyGuard:
         """Whether the user's own words ask for this destructive call, so the
         ``destructive`` policy lets it run (issue 23 point 2): its action is
         one of the forward steps of a business flow that the user's words
-        name (engine/intent.py: confirm, deliver, post, pay…; never a
+        name (engine/guard/intent.py: confirm, deliver, post, pay…; never a
         deletion, an archive or a cancellation), and every target and value
         it carries came from the user's words or from reads they asked for,
-        even before any read text (engine/provenance.py)."""
+        even before any read text (engine/guard/provenance.py)."""
         if provenance is None or _archives(spec, params):
             return False
         words = action_words(spec.name, params)

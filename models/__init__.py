@@ -14,6 +14,7 @@ from . import agent_execution_log_checkpoint
 from . import agent_safety_rule
 from . import res_config_settings
 from . import agent_webhook
+from . import agent_thread_webhook
 from . import agent_webhook_delivery
 from . import agent_memory
 from . import agent_knowledge

@@ -1,8 +1,7 @@
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..engine.run_context import compile_tools
-from ..engine.runtime import AgentRuntime
+from ..engine.turn.run_context import compile_tools
 
 DEFAULT_SYSTEM_PROMPT = """You are an AI assistant working inside the Odoo ERP of {company_name}.
 Today is {current_date}. You are helping {user_name}.
@@ -205,18 +204,17 @@ class AgenticAiAgent(models.Model):
         return thread
 
     def run(self, thread_id, user_message, durable=None):
-        """Main entry: run ``user_message`` on the thread with AgentRuntime
-        (spec 000 §4.1). Returns the runtime's ``AgentResult``.
+        """Main entry (spec 000 §4.1): run ``user_message`` on the thread,
+        which must be this agent's, through ``agentic.ai.thread.send_message``.
+        Returns the runtime's ``AgentResult``.
 
-        ``durable``: commit each finished step (see ``engine/durability.py``);
+        ``durable``: commit each finished step (see ``engine/durable/durability.py``);
         None decides from the caller (an HTTP request's own transaction)."""
         self.ensure_one()
         thread = self.env["agentic.ai.thread"].browse(thread_id).exists()
         if not thread or thread.agent_id != self:
             raise UserError(self.env._("Thread %s does not belong to agent %s.", thread_id, self.name))
-        thread._check_owner_access()
-        self._check_runnable(self.env.user)
-        return AgentRuntime(self, thread, durable=durable).run_turn(user_message)
+        return thread.send_message(user_message, durable=durable)
 
     def _check_runnable(self, user):
         """Raise unless ``user`` may use this agent now: access (see

@@ -5,10 +5,11 @@ from odoo import api, fields, models, tools
 from odoo.exceptions import AccessError, UserError
 from odoo.tools import SQL
 
-from ..engine import log_chain, rate_limits
-from ..engine.json_values import dumps
-from ..engine.text import clean_text
+from ..engine.durable import log_chain
+from ..engine.guard import rate_limits
+from ..engine.text.clean_text import clean_text
 from ..llm.usage import FIGURES
+from ..tools.values.json_values import dumps
 
 _logger = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ MAX_RESULT_CHARS = 5_000_000
 
 def _as_json(value, limit=MAX_DATA_CHARS):
     """``value`` as storable text for a JSON column: a string as it is, else
-    the addon's JSON form of it (engine/json_values.py: records, dates,
+    the addon's JSON form of it (tools/values/json_values.py: records, dates,
     files, non-text keys and cycles included, so the row is never lost);
     None and "" give an empty column. Cut to ``limit`` characters."""
     if value is None or (isinstance(value, str) and not value):
@@ -40,7 +41,7 @@ class AgenticAiExecutionLog(models.Model):
     Rows are written through ``log()`` only: ``create`` and ``write`` are
     refused to every user, superuser included, and ``unlink`` to everyone
     but the purge cron. Each company's rows are hash-chained after their
-    transaction commits (``engine/log_chain.py``), so that a change made
+    transaction commits (``engine/durable/log_chain.py``), so that a change made
     around the ORM (SQL) is found by ``verify_chain``."""
     _name = "agentic.ai.execution.log"
     _description = "AI Agent Execution Log"
@@ -50,7 +51,7 @@ class AgenticAiExecutionLog(models.Model):
     # and create_date; Odoo's write_uid/write_date would say nothing and their
     # foreign keys to res_users cost every insert (as ir.profile and ir.logging do).
     _log_access = False
-    # Rate limits (engine/rate_limits.py) count LLM calls per user and sum
+    # Rate limits (engine/guard/rate_limits.py) count LLM calls per user and sum
     # their cost per agent and per company over recent windows: one index
     # each keeps a check cheap however long the log grows.
     _llm_call_user_idx = models.Index("(user_id, create_date) WHERE action_type = 'llm_call'")
@@ -116,7 +117,7 @@ class AgenticAiExecutionLog(models.Model):
     level = fields.Selection([("info", "Info"), ("warning", "Warning"), ("error", "Error")], readonly=True,
                              index=True, help="Info: it worked. Warning: refused by Odoo (access, validation) or "
                                               "by the safety rules, or the model's mistake. Error: something broke.")
-    # The hash chain (engine/log_chain.py). The many2one fields above are
+    # The hash chain (engine/durable/log_chain.py). The many2one fields above are
     # nulled when their record is deleted; the chain covers these copies.
     chain_company_id = fields.Integer(readonly=True, help="Company whose chain holds the row (id as logged).")
     logged_thread_id = fields.Integer(readonly=True, string="Thread (id as logged)")
@@ -130,7 +131,7 @@ class AgenticAiExecutionLog(models.Model):
     chain_hash = fields.Char(readonly=True, copy=False,
                              help="sha256 of the previous row's hash, the chain number and the row's content.")
     chain_version = fields.Integer(readonly=True, copy=False,
-                                   help="Which columns the row's hash covers (engine/log_chain.py).")
+                                   help="Which columns the row's hash covers (engine/durable/log_chain.py).")
 
     @api.model_create_multi
     def create(self, vals_list):
@@ -158,7 +159,7 @@ class AgenticAiExecutionLog(models.Model):
         The rows are inserted with SQL: a run writes a row for every LLM call
         and tool call, the ORM's ``create`` costs about three times the
         INSERT, and the rows of one step are written together
-        (``engine/audit.py``). Rows are never written afterwards, so nothing
+        (``engine/durable/audit.py``). Rows are never written afterwards, so nothing
         but the threads' cached ``execution_log_ids`` and usage totals depend
         on them; those are invalidated here.
 
@@ -334,7 +335,7 @@ class AgenticAiExecutionLog(models.Model):
         administrators only (AccessError otherwise). ``expected_heads``:
         ``{company_id: (seq, hash)}``, heads kept outside the database that
         each chain must still hold. Returns a list, one dict per company, as
-        ``engine.log_chain.verify`` describes: ``{company_id, ok,
+        ``engine.durable.log_chain.verify`` describes: ``{company_id, ok,
         rows_checked, unsealed, checkpoint_seq, head: {seq, hash},
         first_broken: None | {id, seq, reason}}``."""
         if not (self.env.su or self.env.user.has_group("agentic_ai.group_agentic_ai_admin")):
@@ -355,7 +356,7 @@ class AgenticAiExecutionLog(models.Model):
                 for company_id in company_ids]
 
     def init(self):
-        """The table of each company's sealed head (engine/log_chain.py),
+        """The table of each company's sealed head (engine/durable/log_chain.py),
         at install and upgrade."""
         log_chain.ensure_head_table(self.env.cr)
 

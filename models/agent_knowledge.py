@@ -33,10 +33,10 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.fields import Domain
 from odoo.tools import SQL
 
-from ..engine.chunker import chunk_text
-from ..engine.extract import ExtractionError, extract_file, extract_html
-from ..engine.url_fetch import UrlFetchError, UrlRefused, fetch_url
-from ..engine.vector_store import VectorStore
+from ..engine.knowledge.chunker import chunk_text
+from ..engine.knowledge.extract import ExtractionError, extract_file, extract_html
+from ..engine.knowledge.url_fetch import UrlFetchError, UrlRefused, fetch_url
+from ..engine.knowledge.vector_store import VectorStore
 from ..llm import EmbeddingsUnavailable, LLMError
 from ..llm.tokenizer import count_tokens
 
@@ -195,8 +195,8 @@ class AgenticAiKnowledgeSource(models.Model):
     # ------------------------------------------------------------- pipeline
     def _extract_text(self):
         """The source's text (spec 000 §9.1 step 1): a file decoded and
-        parsed by engine/extract.py, a web page fetched by
-        engine/url_fetch.py (scheme and addresses checked on every hop),
+        parsed by engine/knowledge/extract.py, a web page fetched by
+        engine/knowledge/url_fetch.py (scheme and addresses checked on every hop),
         records rendered as "Name: value" lines, or the raw text. Warnings
         of the extraction (partial extraction...) go to ``warning``.
         Raises UserError when the source cannot be read."""
@@ -225,7 +225,7 @@ class AgenticAiKnowledgeSource(models.Model):
         return text or ""
 
     def _chunk_text(self, text):
-        """``text`` split into overlapping chunks (engine/chunker.py) of at
+        """``text`` split into overlapping chunks (engine/knowledge/chunker.py) of at
         most ``chunk_size`` tokens, counted with the embedding model's
         tokenizer (llm/tokenizer.py). Returns a list of ``Chunk``."""
         self.ensure_one()
@@ -234,7 +234,7 @@ class AgenticAiKnowledgeSource(models.Model):
         return chunk_text(text, size, min(self.chunk_overlap, size - 1), counter, max_tokens=EMBED_MAX_TOKENS)
 
     def _embed_chunks(self, chunks):
-        """Write ``chunks`` (engine/chunker.py ``Chunk``) as the next
+        """Write ``chunks`` (engine/knowledge/chunker.py ``Chunk``) as the next
         generation of this source's chunks, embedded in batches of
         ``EMBED_BATCH`` (spec 000 §9.1) by the embedding provider's
         adapter, each vector stored with its model and dimension. Without a
@@ -321,7 +321,7 @@ class AgenticAiKnowledgeSource(models.Model):
     # ---------------------------------------------------------------- search
     def search_similar(self, query, limit=5):
         """The ``limit`` chunks of these sources closest to ``query``: by
-        vector similarity (engine/vector_store.py, cosine, higher is closer)
+        vector similarity (engine/knowledge/vector_store.py, cosine, higher is closer)
         among the chunks embedded by the model the provider embeds the query
         with; by keywords for sources without such embeddings (none yet, a
         provider that cannot embed, or a model switched since indexing,
@@ -492,7 +492,7 @@ class AgenticAiKnowledgeSource(models.Model):
         return "\n\n".join(block for block in blocks if block)
 
     def _fetch_page(self):
-        """The web page's main text (engine/url_fetch.py, engine/extract.py)."""
+        """The web page's main text (engine/knowledge/url_fetch.py, engine/knowledge/extract.py)."""
         if not self.url:
             raise UserError(self.env._("No URL is set."))
         try:
@@ -613,7 +613,7 @@ class AgenticAiKnowledgeSource(models.Model):
 
 class AgenticAiKnowledgeChunk(models.Model):
     """A piece of a knowledge source's text, with its embedding kept by
-    engine/vector_store.py (spec 000 §3.8). Written by the indexing only."""
+    engine/knowledge/vector_store.py (spec 000 §3.8). Written by the indexing only."""
     _name = "agentic.ai.knowledge.chunk"
     _description = "AI Knowledge Chunk"
     _order = "source_id, generation, sequence, id"
@@ -656,7 +656,7 @@ class AgenticAiKnowledgeChunk(models.Model):
         return None
 
     def init(self):
-        """The vector tables and indexes of engine/vector_store.py (on an
+        """The vector tables and indexes of engine/knowledge/vector_store.py (on an
         upgrade, pgvector tables of an older layout are rebuilt here)."""
         VectorStore.ensure_schema(self.env.cr)
         VectorStore(self.env.cr).ensure_vec_tables()

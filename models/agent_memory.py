@@ -18,7 +18,7 @@ from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import SQL
 
 from ..engine.memory_manager import CONSOLIDATION_SOURCE
-from ..engine.text import CJK_RE, clean_text
+from ..engine.text.clean_text import CJK_RE, clean_text
 
 _logger = logging.getLogger(__name__)
 
@@ -234,7 +234,7 @@ class AgenticAiMemory(models.Model):
 
     def _counts_as_words_of(self, user):
         """Whether this memory's text counts as ``user``'s own words for the
-        guard (issue 23 point 3; engine/provenance.py): written and last
+        guard (issue 23 point 3; engine/guard/provenance.py): written and last
         changed by that user, their own memory, or by AI administrators
         (any scope);
         never a memory learnt by consolidation or last written by the

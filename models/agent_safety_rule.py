@@ -2,7 +2,7 @@ from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 from odoo.tools.safe_eval import safe_eval
 
-from ..engine.safety_rules import RuleSpec, split_patterns
+from ..engine.guard.safety_rules import RuleSpec, split_patterns
 
 
 class AgenticAiSafetyRule(models.Model):
@@ -14,7 +14,7 @@ class AgenticAiSafetyRule(models.Model):
     user's agents may only do what a whitelist rule of that scope matches. A
     refusal always wins over an allowance. Rules are checked before a tool
     runs (the models and operation it declares) and on every create, write
-    and unlink the tool reaches in the ORM while it runs (engine/safety_rules.py).
+    and unlink the tool reaches in the ORM while it runs (engine/guard/safety_rules.py).
     """
     _name = "agentic.ai.safety.rule"
     _description = "AI Agent Safety Rule"
@@ -78,7 +78,7 @@ class AgenticAiSafetyRule(models.Model):
     @api.model
     def _rule_specs(self, user):
         """The active rules that apply to ``user`` (by user, by group, or to
-        everyone), compiled (engine.safety_rules.RuleSpec), in sequence."""
+        everyone), compiled (engine.guard.safety_rules.RuleSpec), in sequence."""
         specs = []
         for rule in self.sudo().search([]):
             if rule.user_ids and user not in rule.user_ids:

@@ -2,16 +2,16 @@ import logging
 from dataclasses import replace
 
 from odoo import api, fields, models
-from odoo.exceptions import AccessError, UserError, ValidationError
+from odoo.exceptions import AccessError, LockError, UserError, ValidationError
 
-from ..engine import durability
-from ..engine.agent_result import AgentResult
-from ..engine.confirmation import ConfirmationRequest
-from ..engine.json_values import dumps
-from ..engine.runtime import AgentRuntime
-from ..engine.text import clean_text
-from ..engine.transcript import Transcript
+from ..engine.durable import durability
+from ..engine.guard.confirmation import ConfirmationRequest
+from ..engine.runtime import MAX_MESSAGE_CHARS, AgentRuntime
+from ..engine.text.clean_text import clean_text
+from ..engine.turn.agent_result import AgentResult
+from ..engine.turn.transcript import Transcript
 from ..llm.usage import FIGURES as USAGE_FIGURES
+from ..tools.values.json_values import dumps
 from .agent_execution_log import USAGE_AGGREGATES
 
 _logger = logging.getLogger(__name__)
@@ -157,7 +157,7 @@ class AgenticAiThread(models.Model):
         """A conversation whose run is alive (in this worker or another)
         cannot be deleted: the run would fail on its next row. Checking
         also keeps a new run from starting on it until the deletion is
-        committed (engine/durability.py)."""
+        committed (engine/durable/durability.py)."""
         for thread in self:
             if durability.run_is_alive(self.env.cr, thread.id):
                 raise UserError(self.env._("The conversation %s is running; stop it or wait for it to finish "
@@ -166,7 +166,7 @@ class AgenticAiThread(models.Model):
     def _set_runtime_state(self, **values):
         """Write the fields only the engine may change (see RUNTIME_FIELDS).
         Texts (an error a provider or a tool worded, a queued message) are
-        made storable first (engine/text.py)."""
+        made storable first (engine/text/clean_text.py)."""
         self.sudo().write({key: clean_text(value) if isinstance(value, str) else value
                            for key, value in values.items()})
 
@@ -248,7 +248,7 @@ class AgenticAiThread(models.Model):
     @api.private
     def get_messages_for_llm(self, system_message=None):
         """The transcript as neutral LLM messages (see ``llm/base.py`` and
-        ``engine/transcript.py``), the system prompt first when given."""
+        ``engine/turn/transcript.py``), the system prompt first when given."""
         self.ensure_one()
         return Transcript(self).for_llm(system_message)
 
@@ -357,21 +357,79 @@ class AgenticAiThread(models.Model):
             return False
         return {**request.to_dict(), "summary": request.summary()}
 
-    def handle_confirmation(self, approved, reason=None, tool_call_id=None, confirmation_id=None):
+    def handle_confirmation(self, approved, reason=None, tool_call_id=None, confirmation_id=None, durable=None,
+                            emit=None, should_stop=None):
         """Resume the paused run: execute the pending call when ``approved``,
         else tell the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let
         it choose another way. ``confirmation_id`` and ``tool_call_id``, when
         given, must name the question waiting now (the answer is for what
-        the user saw; checked by the runtime under the run lock, see
-        ``_check_confirmation_answer``). Returns the runtime's
-        ``AgentResult``."""
+        the user saw; checked again by the runtime under the run lock, see
+        ``_check_confirmation_answer``). ``durable``, ``emit`` and
+        ``should_stop`` as for ``send_message``. Returns the runtime's
+        ``AgentResult``; raises as ``_check_can_answer``."""
+        self._check_can_answer(approved, reason, tool_call_id, confirmation_id)
+        return self._runtime(durable, emit, should_stop).resume_after_confirmation(
+            approved, clean_text(reason or "", 2000), tool_call_id=tool_call_id, confirmation_id=confirmation_id)
+
+    # ---------------------------------------------------------------- the door
+    def send_message(self, message, durable=None, emit=None, should_stop=None):
+        """Run ``message`` as the next turn of this thread (spec 000 §4.1):
+        the one way in of a message, whatever door it came by (the JSON
+        route, the stream, the queue, a webhook through the queue,
+        ``agentic.ai.agent.run``). ``durable``: commit each finished step
+        (engine/durable/durability.py; None: when the run owns an HTTP
+        request's transaction); ``emit(event, data)`` receives the run's
+        events (spec §10.2), ``should_stop()`` is asked at each step
+        boundary. Returns the runtime's ``AgentResult``; raises as
+        ``_check_can_send``."""
+        self._check_can_send(message)
+        return self._runtime(durable, emit, should_stop).run_turn(message)
+
+    def _check_can_send(self, message):
+        """Raise unless the current user may send ``message`` here now:
+        AccessError (another user's thread, an agent they may not use),
+        UserError (an inactive agent, an empty or too long message),
+        LockError (a run holds the thread, or it is queued or executing).
+        The stream route asks it before it answers (issue 25 point 3)."""
+        self._check_can_run()
+        if not isinstance(message, str) or not message.strip():
+            raise UserError(self.env._("The message is empty."))
+        if len(clean_text(message)) > MAX_MESSAGE_CHARS:
+            raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
+                                       n=len(clean_text(message)), max=MAX_MESSAGE_CHARS))
+        if self.state in ("queued", "executing"):
+            raise LockError(self.env._("This conversation is busy; wait for the current request to finish."))
+
+    def _check_can_answer(self, approved, reason=None, tool_call_id=None, confirmation_id=None):
+        """Raise unless the current user may answer the question waiting
+        here with these values: as ``_check_can_run``, then UserError when
+        nothing waits, ``approved`` is not a boolean, ``reason`` not a text,
+        or the answer names another question than the one waiting."""
+        self._check_can_run()
         self._check_waiting()
         if not isinstance(approved, bool):
             raise UserError(self.env._("approved must be true or false."))
         if reason is not None and not isinstance(reason, str):
             raise UserError(self.env._("The reason must be a text."))
-        return AgentRuntime(self.agent_id, self).resume_after_confirmation(
-            approved, clean_text(reason, 2000), tool_call_id=tool_call_id, confirmation_id=confirmation_id)
+        self._check_confirmation_answer(tool_call_id, confirmation_id)
+
+    def _check_can_run(self):
+        """Raise unless the current user may run this thread now: its own
+        (AccessError), with an agent they may use that is active, and no
+        run holding it (LockError: it holds the run lock before its state
+        says so)."""
+        self.ensure_one()
+        self._check_owner_access()
+        self.agent_id._check_runnable(self.env.user)
+        if durability.run_is_alive(self.env.cr, self.id):
+            raise LockError(self.env._("This conversation is already being processed."))
+
+    def _runtime(self, durable=None, emit=None, should_stop=None):
+        """The AgentRuntime of a run on this thread, built here and nowhere
+        else in the product (issue 25 point 1): every way in comes through
+        ``send_message``, ``handle_confirmation`` or ``cancel_confirmation``."""
+        self.ensure_one()
+        return AgentRuntime(self.agent_id, self, durable=durable, emit=emit, should_stop=should_stop)
 
     @api.private
     def _check_confirmation_answer(self, tool_call_id=None, confirmation_id=None):
@@ -404,7 +462,7 @@ class AgenticAiThread(models.Model):
         """End the paused turn without running the pending call and without
         calling the model. Returns the runtime's ``AgentResult``."""
         self._check_waiting()
-        return AgentRuntime(self.agent_id, self).cancel_confirmation()
+        return self._runtime().cancel_confirmation()
 
     def cancel_current(self):
         """Cancel what this thread is doing, at its user's word: a waiting
@@ -470,7 +528,7 @@ class AgenticAiThread(models.Model):
     # -------------------------------------------------------------- durability
     def _repair_dead_run(self):
         """Close each of these threads that a dead run left ``executing``
-        (engine/durability.py, case BR-25a). Returns the repaired threads."""
+        (engine/durable/durability.py, case BR-25a). Returns the repaired threads."""
         return self.filtered(durability.repair_dead_run)
 
     @api.model

@@ -7,7 +7,7 @@ import logging
 from odoo import api, fields, models
 from odoo.tools import SQL
 
-from ..engine import durability
+from ..engine.durable import durability
 from ..engine.memory_manager import CRON_XMLID, MemoryManager, summary_key
 
 _logger = logging.getLogger(__name__)

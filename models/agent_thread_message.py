@@ -4,7 +4,12 @@ from urllib.parse import urlsplit
 from odoo import api, fields, models
 from odoo.http import request
 
-from ..engine.markdown_render import render_markdown
+from ..engine.text.markdown_render import render_markdown
+from ..tools.values.json_values import json_rows
+
+# The fields of a row as every door gives it (see _payloads).
+PAYLOAD_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date",
+                  "references", "llm_failure"]
 
 
 class AgenticAiThreadMessage(models.Model):
@@ -29,7 +34,8 @@ class AgenticAiThreadMessage(models.Model):
     # a second pass of the field's own sanitizer would strip again.
     content_html = fields.Html(
         compute="_compute_content_html", sanitize=False,
-        help="An assistant message's Markdown as sanitized HTML (engine/markdown_render.py); empty for other roles.")
+        help="An assistant message's Markdown as sanitized HTML (engine/text/markdown_render.py); empty for other "
+             "roles.")
     tool_call_id = fields.Char(index=True, help="Id the LLM gave the call; links a call to its result.")
     tool_call_id_generated = fields.Boolean(help="The provider sent no usable id; this one is ours.")
     tool_provider_data = fields.Json(
@@ -43,7 +49,7 @@ class AgenticAiThreadMessage(models.Model):
         ("rejected", "Rejected"),
         ("cancelled", "Cancelled"),
         ("unknown", "Outcome Unknown"),
-    ], help="unknown: the run died while the call ran (engine/durability.py); its effect must be checked.")
+    ], help="unknown: the run died while the call ran (engine/durable/durability.py); its effect must be checked.")
     tool_result_data = fields.Text(help="Structured result of the tool, as JSON.")
     untrusted_content = fields.Boolean(
         help="The result holds free text from records (notes, descriptions, e-mails): data that may carry "
@@ -74,7 +80,7 @@ class AgenticAiThreadMessage(models.Model):
     def _local_hosts(self):
         """The host names this Odoo answers on (``web.base.url``, the
         request's), lower-case: links there are judged as its own routes
-        (engine/markdown_render.py)."""
+        (engine/text/markdown_render.py)."""
         hosts = set()
         base_url = self.env["ir.config_parameter"].sudo().get_param("web.base.url") or ""
         for url in (base_url, request.httprequest.host_url if request else ""):
@@ -94,3 +100,31 @@ class AgenticAiThreadMessage(models.Model):
         except (ValueError, RecursionError):
             return {}
         return value if isinstance(value, dict) else {}
+
+    def _payloads(self):
+        """These rows in the one JSON shape of a transcript row (issue 25
+        point 3), the same in the routes' ``messages``, the stream's events
+        and the poll: ``{id, role, content, content_html, tool_name,
+        tool_call_id, tool_arguments, tool_status, create_date, references,
+        llm_failure}``. ``content_html`` is the sanitized markup of an
+        assistant row (engine/text/markdown_render.py), else null;
+        ``tool_arguments`` the call's arguments as JSON data, or the text the
+        model sent when it was not valid JSON, or null; other values as
+        tools/values/json_values.py writes them (datetimes in UTC with their
+        offset, empty values null). Returns a list, in the records' order."""
+        rows = json_rows(self, self.read(PAYLOAD_FIELDS))
+        for row, message in zip(rows, self, strict=True):
+            row["content_html"] = str(message.content_html) if message.content_html else None
+            row["tool_arguments"] = message._arguments_value()
+        return rows
+
+    def _arguments_value(self):
+        """``tool_arguments`` as JSON data, the raw text when it is not
+        valid JSON, None when empty."""
+        self.ensure_one()
+        if not self.tool_arguments:
+            return None
+        try:
+            return json.loads(self.tool_arguments)
+        except (ValueError, RecursionError):
+            return self.tool_arguments

@@ -1,5 +1,5 @@
 """The asynchronous queue of conversations (spec 000 §11.1 send_async/poll,
-§12 "Async Task Processor"; the rules in ``engine/queue.py``).
+§12 "Async Task Processor"; the rules in ``engine/durable/queue.py``).
 
 Life of a queued message:
 
@@ -14,7 +14,7 @@ Life of a queued message:
   the thread's company, ``agent.run(thread, message, durable=True)`` from an
   idle thread (set in the run's transaction, never committed alone: the
   runtime writes ``executing`` first). Done: the queue fields are cleared.
-- A lock conflict (engine/queue.py ``is_lock_conflict``, or the job lock
+- A lock conflict (engine/durable/queue.py ``is_lock_conflict``, or the job lock
   held by another session) puts the message back, the attempt not counted,
   to be tried after ``agentic_ai.queue_retry_delay`` seconds.
 - Any other error rolls back that job alone; it is tried again after the
@@ -32,9 +32,9 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, LockError, MissingError, UserError, ValidationError
 from odoo.tools import SQL
 
-from ..engine.queue import QueueSettings, is_lock_conflict, job_lock, run_deadline
+from ..engine.durable.queue import QueueSettings, is_lock_conflict, job_lock, run_deadline
 from ..engine.runtime import MAX_MESSAGE_CHARS
-from ..engine.text import clean_text
+from ..engine.text.clean_text import clean_text
 
 _logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class AgenticAiThread(models.Model):
                                        "or cancel it first."))
         if self.state in BUSY_STATES or self.queue_claimed_at:
             state = dict(self._fields["state"]._description_selection(self.env))[self.state]
-            raise UserError(self.env._("This conversation is busy (%s); wait for the current request to finish.",
+            raise LockError(self.env._("This conversation is busy (%s); wait for the current request to finish.",
                                        state))
         self._set_runtime_state(state="queued", pending_message=text, async_requested_at=fields.Datetime.now(),
                                 queue_attempts=0, queue_claimed_at=False, queue_retry_at=False, last_error=False)
@@ -125,12 +125,12 @@ class AgenticAiThread(models.Model):
         """Cron "Async Task Processor": run queued messages, oldest first,
         each claimed, run and committed on its own (see the module
         docstring), until none is ready, ``limit`` jobs were handled, or the
-        run's time is up (engine/queue.py ``run_deadline``), after repairing
+        run's time is up (engine/durable/queue.py ``run_deadline``), after repairing
         the threads dead runs left ``executing``; Odoo then runs
         it again at once for the rest (``_commit_progress``). Never raises
         for a job. Returns the number of jobs handled."""
         threads = self.sudo()
-        try:  # threads dead runs left executing (engine/durability.py), whether queued or not
+        try:  # threads dead runs left executing (engine/durable/durability.py), whether queued or not
             with threads.env.cr.savepoint():
                 threads._repair_dead_runs()
         except Exception:  # never fail the cron for it: the routes repair a thread when it is loaded too
@@ -297,7 +297,7 @@ class AgenticAiThread(models.Model):
     def _queue_settle_started(self, error):
         """The message's run started (the transcript holds it) and is over:
         never run it twice. A thread its dead run left ``executing`` is
-        repaired (engine/durability.py: each call without a result gets one
+        repaired (engine/durable/durability.py: each call without a result gets one
         saying its outcome is unknown); one left ``active`` is marked
         ``interrupted``."""
         if self.state == "executing" and not self._repair_dead_run():  # calls without a result get theirs

@@ -3,7 +3,7 @@ from odoo import api, fields, models
 
 class AgenticAiThreadStop(models.Model):
     """A user's request to stop a thread's running request (issue 10 point
-    3), read by the run at its next step boundary (engine/durability.py).
+    3), read by the run at its next step boundary (engine/durable/durability.py).
 
     A row of its own, not a field of the thread: the run writes the
     thread's row at its step boundaries, and under PostgreSQL's REPEATABLE

@@ -6,8 +6,7 @@ import jsonschema
 from odoo import api, fields, models
 from odoo.exceptions import UserError, ValidationError
 
-from ..engine.tool_spec import ToolSpec, split_names
-from ..tools.registry import (
+from ..tools.base_tool import (
     DESTRUCTIVE_RISKS,
     READ_ONLY_RISKS,
     TOOL_NAME_RE,
@@ -18,10 +17,11 @@ from ..tools.registry import (
     failed_modules,
     resolve_handler,
 )
+from ..tools.tool_spec import ToolSpec, split_names
 
 _logger = logging.getLogger(__name__)
 
-# Fields of a tool defined in code that only its definition (tools/registry.py) and the sync set.
+# Fields of a tool defined in code that only its definition (tools/base_tool.py) and the sync set.
 DEFINED_FIELDS = ("name", "description", "tool_type", "handler", "parameter_schema", "risk_level", "is_destructive",
                   "is_idempotent", "category", "required_module", "model_names", "definition_missing")
 RISK_RANK = {"low": 0, "medium": 1, "high": 2, "variable": 2}

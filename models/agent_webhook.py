@@ -6,10 +6,10 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, MissingError, UserError, ValidationError
 from odoo.tools import SQL
 
-from ..engine import webhook_signature
-from ..engine.json_values import dumps
+from ..engine.doors import webhook_signature
 from ..engine.runtime import MAX_MESSAGE_CHARS
-from ..engine.text import clean_text
+from ..engine.text.clean_text import clean_text
+from ..tools.values.json_values import dumps
 
 _logger = logging.getLogger(__name__)
 
@@ -19,7 +19,7 @@ MIN_DATA_CHARS = 1000  # room always left for the event's data next to a long me
 def _data_block(name, data, max_chars):
     """``data`` (JSON-able) as a labelled block the model reads as data, at
     most ``max_chars`` characters in all: the data's JSON (the addon's one
-    form, engine/json_values.py, which also bounds its depth) is cut to fit.
+    form, tools/values/json_values.py, which also bounds its depth) is cut to fit.
     ``<`` and ``>`` are written as JSON escapes, so no value can close the
     block."""
     text = dumps(data, indent=1, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
@@ -43,7 +43,7 @@ class AgenticAiWebhook(models.Model):
     so that each outside system has its own secret, agent, user and company,
     and can be archived or re-keyed alone.
 
-    Requests are signed with HMAC-SHA256 (engine/webhook_signature.py). The
+    Requests are signed with HMAC-SHA256 (engine/doors/webhook_signature.py). The
     HMAC needs the secret itself, so it cannot be stored hashed. It is kept in
     the column ``webhook_secret``, which ``init()`` adds to the table and
     which is no field of the model: ``read``, ``search_read``, exports, views
@@ -306,25 +306,3 @@ class AgenticAiWebhook(models.Model):
         return {"thread_id": thread.id, "state": thread.state,
                 "reply": last.content if last.role == "assistant" and not waiting else None}
 
-
-class AgenticAiThread(models.Model):
-    """Threads started by a webhook integration know it: its status route
-    answers for its own threads only."""
-    _inherit = "agentic.ai.thread"
-
-    webhook_id = fields.Many2one("agentic.ai.webhook", string="Webhook Integration", readonly=True,
-                                 index="btree_not_null", ondelete="set null")
-
-    @api.model_create_multi
-    def create(self, vals_list):
-        if not self.env.su:
-            for vals in vals_list:
-                if vals.get("webhook_id"):
-                    raise AccessError(self.env._("Conversations are linked to an integration by the webhook only."))
-                vals["webhook_id"] = False  # explicit, so that no default_* context key sets it
-        return super().create(vals_list)
-
-    def write(self, vals):
-        if "webhook_id" in vals and not self.env.su:
-            raise AccessError(self.env._("Conversations are linked to an integration by the webhook only."))
-        return super().write(vals)

@@ -1,11 +1,11 @@
 from odoo import api, models
 
-from ..engine.operation_guard import active_guard
+from ..engine.guard.operation_guard import active_guard
 
 
 class Base(models.AbstractModel):
     """Every create, write and unlink, of every model, asks the safety
-    guard of the tool call that is running, if any (engine/operation_guard.py).
+    guard of the tool call that is running, if any (engine/guard/operation_guard.py).
     Outside a tool call this is one lookup of a context variable."""
     _inherit = "base"
 

@@ -9,8 +9,8 @@ ZERO_KEPT_FIELDS = (*RATE_LIMIT_FIELDS, "agentic_ai_queue_retry_delay")
 
 class ResConfigSettings(models.TransientModel):
     """The "AI Agents" block of Settings: who may use agents (spec §7.1),
-    the rate limits (spec §7.5, engine/rate_limits.py; 0 = no limit) and
-    the queue's retry delay (engine/queue.py).
+    the rate limits (spec §7.5, engine/guard/rate_limits.py; 0 = no limit) and
+    the queue's retry delay (engine/durable/queue.py).
 
     ``group_agentic_ai_all_users`` is Odoo's implied-group setting
     (``group``/``implied_group``, applied by ``res.config.settings.execute``

@@ -46,6 +46,7 @@ from . import test_chat_screenshots
 from . import test_plan_models
 from . import test_plan_route
 from . import test_plan_execute
+from . import test_planner
 from . import test_plan_stream
 from . import test_turn_guards
 from . import test_adversarial_plan_memory

@@ -10,7 +10,7 @@ from odoo.tests import TransactionCase, new_test_user
 
 from ..dev.scripted_llm import Scenario, ScriptedLLMServer
 from ..engine.executor import Executor
-from ..engine.run_context import build_run_context
+from ..engine.turn.run_context import build_run_context
 from ..llm import OpenAIAdapter, ProviderConfig
 
 # Users of the business apps the tools are run as.

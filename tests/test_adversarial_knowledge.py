@@ -6,9 +6,9 @@ import time
 from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
-from ..engine.extract import extract_file, extract_html
+from ..engine.knowledge.extract import extract_file, extract_html
+from ..engine.knowledge.vector_store import VectorStore
 from ..engine.memory_manager import RAG_HEADER
-from ..engine.vector_store import VectorStore
 from .common import AgenticCase
 
 SECRET = "SecretVendorZeta"

@@ -11,9 +11,9 @@ from odoo.exceptions import UserError
 from odoo.tests import tagged
 from odoo.tools import mute_logger
 
-from ..engine.audit import AuditTrail
+from ..engine.durable.audit import AuditTrail
 from ..engine.runtime import AgentRuntime
-from ..engine.transcript import Transcript
+from ..engine.turn.transcript import Transcript
 from .common import AgenticCase, closed_port_url, tool_call
 
 

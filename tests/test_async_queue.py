@@ -66,7 +66,8 @@ class TestAsyncQueueRoutes(AgenticSetupMixin, HttpCase):
         params = {"thread_id": created["id"], "message": "first"}
         self.make_jsonrpc_request("/agentic_ai/chat/send_async", params)
         error = self.rpc_error("/agentic_ai/chat/send_async", {**params, "message": "second"})
-        self.assertEqual(error.get("name"), "odoo.exceptions.UserError", error)
+        # A busy thread is a LockError (HTTP 409 in every language: its kind, never its words, issue 25 point 3).
+        self.assertEqual(error.get("name"), "odoo.exceptions.LockError", error)
         self.assertIn("busy (Queued)", error.get("message", ""))
         self.assertEqual(self.env["agentic.ai.thread"].browse(created["id"]).pending_message, "first",
                          "the first queued message is kept")

@@ -24,7 +24,7 @@ from odoo.tests.common import release_test_lock
 from odoo.tools import mute_logger
 
 from ..dev.scripted_llm import last_user_contains, tool_result_for
-from ..engine.queue import QUEUE_LOCK_CLASS
+from ..engine.durable.queue import QUEUE_LOCK_CLASS
 from .common import AgenticCase
 
 _logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ everyone (administrators included), a purge that leaves a checkpoint the
 chain goes on from, and tools refused by Odoo logged as warnings.
 
 Concurrency (two runs sealing the same company's chain at once) cannot be
-exercised in one test transaction; engine/log_chain.py explains what keeps
+exercised in one test transaction; engine/durable/log_chain.py explains what keeps
 the chain linear (advisory lock, READ COMMITTED seal, unique index)."""
 import logging
 
@@ -14,7 +14,7 @@ from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tests.common import JsonRpcException
 from odoo.tools import SQL
 
-from ..engine import log_chain
+from ..engine.durable import log_chain
 from .common import AgenticCase, AgenticSetupMixin
 
 ADMIN_GROUPS = "base.group_user,base.group_system,agentic_ai.group_agentic_ai_admin"
@@ -216,11 +216,11 @@ class TestAuditChain(ChainMixin, AgenticCase):
         self.assertFalse(result["ok"])
         self.assertIn("sealed up to number 3 but ends at 1", result["first_broken"]["reason"])
         self.assertIn("2 rows are unsealed below that head", result["first_broken"]["reason"])
-        with self.assertLogs("odoo.addons.agentic_ai.engine.log_chain", "WARNING"):
+        with self.assertLogs("odoo.addons.agentic_ai.engine.durable.log_chain", "WARNING"):
             self.seal()
         self.assertEqual(rows.mapped("chain_seq"), [1, 0, 0], "nothing is chained again over the cut")
         self.rows(1, self.company_b)
-        with self.assertLogs("odoo.addons.agentic_ai.engine.log_chain", "WARNING"):
+        with self.assertLogs("odoo.addons.agentic_ai.engine.durable.log_chain", "WARNING"):
             self.seal()
         self.assertFalse(self.verify(self.company_b)["ok"], "later rows do not hide the cut either")
 

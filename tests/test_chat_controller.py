@@ -152,8 +152,10 @@ class TestChatController(AgenticSetupMixin, HttpCase):
         self.assertIn("general_assistant", [a["code"] for a in agents])
         thread = self.make_jsonrpc_request("/agentic_ai/thread/create", {"agent_id": self.agent.id})
         threads = self.make_jsonrpc_request("/agentic_ai/thread/list", {})
-        self.assertIsInstance(threads, list)
-        self.assertEqual(threads[0]["id"], thread["id"], "the user's threads, newest first")
+        demo = self.env.ref("base.user_demo")
+        own = self.env["agentic.ai.thread"].search([("user_id", "=", demo.id)], limit=50)
+        self.assertEqual([t["id"] for t in threads], own.ids, "the user's own threads, newest first")
+        self.assertEqual(threads[0]["id"], thread["id"], "the new one first")
 
     def test_bad_route_parameters_get_clear_errors(self):
         self.authenticate("demo", "demo")

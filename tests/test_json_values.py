@@ -15,7 +15,7 @@ from PIL import Image
 from odoo import Command, fields
 from odoo.tests import HttpCase, TransactionCase, new_test_user, tagged
 
-from ..engine.json_values import dumps, json_rows, to_json_value
+from ..tools.values.json_values import dumps, json_rows, to_json_value
 from .common import AgenticSetupMixin, tool_call
 
 

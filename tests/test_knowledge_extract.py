@@ -1,7 +1,7 @@
 """Knowledge sources' text (issue 13 points 2 and 3, spec 000 §3.8 and §9.1):
-the recursive chunker (engine/chunker.py, case BR-13), text extraction from
-files and HTML (engine/extract.py, case BR-14) and the URL guard of web
-sources (engine/url_fetch.py)."""
+the recursive chunker (engine/knowledge/chunker.py, case BR-13), text extraction from
+files and HTML (engine/knowledge/extract.py, case BR-14) and the URL guard of web
+sources (engine/knowledge/url_fetch.py)."""
 import io
 import random
 import threading
@@ -19,9 +19,9 @@ from reportlab.pdfgen import canvas
 
 from odoo.tests import TransactionCase, tagged
 
-from ..engine.chunker import chunk_text
-from ..engine.extract import Extracted, ExtractionError, extract_file, extract_html
-from ..engine.url_fetch import UrlFetchError, UrlRefused, address_refusal, fetch_url
+from ..engine.knowledge.chunker import chunk_text
+from ..engine.knowledge.extract import Extracted, ExtractionError, extract_file, extract_html
+from ..engine.knowledge.url_fetch import UrlFetchError, UrlRefused, address_refusal, fetch_url
 from ..llm.tokenizer import count_tokens
 
 EMBEDDING_MODEL = "text-embedding-3-small"  # cl100k_base, the product's default embedding model
@@ -56,7 +56,7 @@ def english_text(paragraphs=40, seed=7):
 
 @tagged("post_install", "-at_install")
 class TestChunker(TransactionCase):
-    """engine/chunker.py: sizes in tokens, overlap, and nothing lost."""
+    """engine/knowledge/chunker.py: sizes in tokens, overlap, and nothing lost."""
 
     def assertChunksValid(self, text, chunks, limit):
         """The properties every chunking must have (issue 13 point 3, BR-13)."""
@@ -149,10 +149,12 @@ class TestChunker(TransactionCase):
             max_tokens = rng.choice((None, rng.randint(8, 80)))
             with self.subTest(seed=seed, size=size, overlap=overlap, max_tokens=max_tokens):
                 chunks = chunk_text(text, size, overlap, count, max_tokens)
-                if text.isspace():
+                if text.isspace():  # rare among the seeds: whitespace-only texts are also checked below, always
                     self.assertEqual(chunks, [])
                 else:
                     self.assertChunksValid(text, chunks, min(size, max_tokens or size))
+        for text in (" ", "\n\n", "\r\n\t", "\u3000 "):
+            self.assertEqual(chunk_text(text, 8, 2, count), [], repr(text))
 
     def test_one_megabyte_chunks_fast(self):
         count("warm the tokenizer up")
@@ -225,7 +227,7 @@ def pdf_with_content_streams(*streams):
 
 @tagged("post_install", "-at_install")
 class TestKnowledgeExtract(TransactionCase):
-    """engine/extract.py: PDF, DOCX, TXT, CSV and HTML to text (BR-14)."""
+    """engine/knowledge/extract.py: PDF, DOCX, TXT, CSV and HTML to text (BR-14)."""
 
     def test_BR_14_a_scanned_pdf_has_no_text_and_warns(self):
         buffer = io.BytesIO()
@@ -306,7 +308,7 @@ class TestKnowledgeExtract(TransactionCase):
             buffer = io.BytesIO()
             writer.write(buffer)
             with self.subTest(user_password=user_password):
-                if readable:
+                if readable:  # the loop has one case of each
                     self.assertEqual(extract_file(buffer.getvalue(), "open.pdf").text, "")
                 else:
                     with self.assertRaisesRegex(ExtractionError, "password-protected"):
@@ -401,7 +403,7 @@ class _PageHandler(BaseHTTPRequestHandler):
 
 @tagged("post_install", "-at_install")
 class TestUrlFetch(TransactionCase):
-    """engine/url_fetch.py: only public http(s) addresses, on every hop,
+    """engine/knowledge/url_fetch.py: only public http(s) addresses, on every hop,
     within size and time."""
 
     @classmethod

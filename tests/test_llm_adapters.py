@@ -72,6 +72,7 @@ class TestLLMAdapters(AdapterCase):
             self.script({"content": "ok"})
             adapter.chat_completion(MESSAGES, TOOLS)
             body = self.scenario.requests[-1]["body"]
+            # Each provider of the matrix takes the one branch of its wire format.
             if name == "gemini":
                 self.assertEqual(body["tools"][0]["functionDeclarations"][0]["name"], "odoo_search_read")
                 self.assertEqual(body["systemInstruction"]["parts"][0]["text"], "You are an ERP assistant.")
@@ -120,7 +121,7 @@ class TestLLMAdapters(AdapterCase):
                 stored = thread.message_ids.filtered(lambda m: m.role == "tool_call")
                 self.assertEqual(json.loads(stored.tool_arguments), arguments)
                 replay = self.scenario.chat_requests()[-1]["messages"]
-                if name.endswith("_prompt"):
+                if name.endswith("_prompt"):  # the two prompt-protocol providers; the others' calls are native
                     echoed = next(m for m in replay if m["role"] == "assistant")["content"]
                     self.assertEqual(json.loads(echoed.split("<tool_call>")[1].split("</tool_call>")[0])["arguments"],
                                      arguments)

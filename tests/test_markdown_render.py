@@ -1,6 +1,6 @@
 """Model text rendered inert (issue 11 point 3, case BR-32): what the model
 writes is Markdown turned into sanitized HTML on the server
-(engine/markdown_render.py): raw HTML shown as text, no script, no event
+(engine/text/markdown_render.py): raw HTML shown as text, no script, no event
 handler, no javascript:/data: link, foreign images behind a click, record
 links annotated for the chat; and the routes and the stream hand it out as
 ``content_html`` for assistant messages."""
@@ -8,7 +8,7 @@ from lxml import html
 
 from odoo.tests import HttpCase, TransactionCase, new_test_user, tagged
 
-from ..engine.markdown_render import render_markdown
+from ..engine.text.markdown_render import render_markdown
 from .common import AgenticSetupMixin
 from .sse_client import open_stream
 
@@ -44,6 +44,7 @@ class TestMarkdownRender(TransactionCase):
             for name, value in element.attrib.items():
                 self.assertFalse(name.lower().startswith("on"), f"event handler {name}={value!r} survived")
                 self.assertNotEqual(name.lower(), "style", "a style attribute survived")
+                # What each attribute may hold depends on what it is: every rendered attribute is judged here.
                 if name in ("href", "src"):
                     self.assertFalse(value.strip().lower().startswith(("javascript:", "data:", "vbscript:")),
                                      f"{name}={value!r} survived")
@@ -222,6 +223,6 @@ class TestMarkdownRoutes(AgenticSetupMixin, HttpCase):
         with open_stream(self, {"thread_id": self.thread["id"], "message": "go"}) as stream:
             events = [event for event in stream.events() if event.name == "message"]
         by_role = {event.data["role"]: event.data for event in events}
-        self.assertNotIn("content_html", by_role["user"])
+        self.assertIsNone(by_role["user"]["content_html"], "a user's text is never rendered (one row shape: null)")
         tree = parse(by_role["assistant"]["content_html"])
         self.assertEqual(tree.xpath("//a/@data-res-model"), ["sale.order"])

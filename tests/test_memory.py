@@ -406,7 +406,7 @@ class TestMemory(AgenticCase):
             self.script((quotation, is_chat), ({"content": "Done."}, is_chat))
             thread, result = self.run_agent("Make a quotation for Acme Corporation: 2 Large Desks.", user=user)
             prompt = system_prompt(next(r for r in self.scenario.chat_requests() if is_chat(r)))
-            if user == self.user_a:
+            if user == self.user_a:  # the loop has both users: only user_a's memory suggests a value
                 self.assertEqual(result.state, "waiting_confirmation", "a value a learnt memory suggested")
                 self.assertIn("validity_date", result.confirmation.reason)
                 result = thread.with_user(user).handle_confirmation(True)

@@ -14,7 +14,7 @@ from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
 from ..dev.scripted_llm import demo_scenario
-from ..engine.provenance import FieldInfo, Provenance
+from ..engine.guard.provenance import FieldInfo, Provenance
 from .common import ToolCase, tool_call
 from .test_plan_execute import is_planner, is_synthesis, plan_reply, step
 
@@ -290,7 +290,7 @@ class TestProvenance(ToolCase):
 
 @tagged("post_install", "-at_install")
 class TestProvenanceRule(ToolCase):
-    """The rule itself, on values as a model sends them (engine/provenance.py)."""
+    """The rule itself, on values as a model sends them (engine/guard/provenance.py)."""
 
     def provenance(self):
         fields = {("res.partner", "name"): FieldInfo("char"), ("res.partner", "country_id"):

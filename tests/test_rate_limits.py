@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 from odoo.tests import tagged
 
-from ..engine.rate_limits import RateLimits, WindowUsage, check
+from ..engine.guard.rate_limits import RateLimits, WindowUsage, check
 from .common import AgenticCase, tool_call
 
 

@@ -10,8 +10,8 @@ from odoo.exceptions import UserError
 from odoo.tests import HttpCase, new_test_user, tagged
 
 from ..dev.scripted_llm.scenario import last_user_contains
-from ..engine import durability
-from ..engine.event_relay import HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, EventRelay
+from ..engine.doors.event_relay import HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, EventRelay
+from ..engine.durable import durability
 from .common import AgenticSetupMixin, tool_call
 from .probes import leave_dead_run, no_error_logs, strict_json
 from .sse_client import open_stream
@@ -290,7 +290,7 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
                 with open_stream(self, {"thread_id": self.thread.id, "message": "slow"}) as stream:
                     events = list(stream.events())
                 self.assertEqual(events[-1].data["state"], "completed")
-                if raw == "-1":
+                if raw == "-1":  # the one value of the loop that turns pings on (a delayed answer is waited for)
                     self.assertIn("ping", [e.data for e in events if e.name == "comment"], events)
 
     def test_client_that_leaves_at_once_frees_the_thread(self):

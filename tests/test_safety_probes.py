@@ -12,7 +12,7 @@ from odoo import Command
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import new_test_user, tagged
 
-from ..engine.confirmation import ConfirmationRequest
+from ..engine.guard.confirmation import ConfirmationRequest
 from .common import ACCOUNTANT_GROUPS, ToolCase, tool_call
 
 _logger = logging.getLogger(__name__)

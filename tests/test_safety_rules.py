@@ -9,8 +9,8 @@ from odoo.exceptions import UserError, ValidationError
 from odoo.tests import new_test_user, tagged
 
 from ..engine.executor import Executor
-from ..engine.run_context import build_run_context
-from ..engine.safety_rules import Operation, RuleSpec, is_configuration, matches, not_whitelisted
+from ..engine.guard.safety_rules import Operation, RuleSpec, is_configuration, matches, not_whitelisted
+from ..engine.turn.run_context import build_run_context
 from .common import ToolCase, tool_call
 
 SYSADMIN_GROUPS = ("base.group_user,base.group_system,base.group_erp_manager,base.group_partner_manager,"

@@ -80,7 +80,7 @@ class TestStreaming(AgenticSetupMixin, HttpCase):
             self.assertIn(name, names)
         self.assertLess(names.index("tool_call"), names.index("tool_result"))
         call = next(e.data for e in events if e.name == "tool_call")
-        self.assertEqual((call["tool_name"], call["arguments"]["model"]), ("odoo_search_read", "res.partner"))
+        self.assertEqual((call["tool_name"], call["tool_arguments"]["model"]), ("odoo_search_read", "res.partner"))
         result = next(e.data for e in events if e.name == "tool_result")
         self.assertIn("Streamed Partner", result["content"])
         self.assertEqual(result["tool_call_id"], call["tool_call_id"])
@@ -154,7 +154,9 @@ class TestStreaming(AgenticSetupMixin, HttpCase):
         self.script(tool_call("odoo_unlink", {"model": "res.partner", "record_ids": [partner.id]}),
                     {"content": "Deleted."})
         events = self.stream({"thread_id": self.thread.id, "message": "delete it"})
-        request = next(e.data for e in events if e.name == "confirmation_request")
+        row = next(e.data for e in events if e.name == "confirmation_request")
+        request = row["confirmation"]  # the event is the transcript row, with the question as the thread gives it
+        self.assertEqual((row["role"], row["tool_name"]), ("confirmation_request", "odoo_unlink"))
         self.assertEqual(request["tool"], "odoo_unlink")
         self.assertEqual(request["records"], [{"id": partner.id, "name": "Stream Delete Me"}])
         self.assertEqual(events[-1].data["state"], "waiting_confirmation")
@@ -165,7 +167,7 @@ class TestStreaming(AgenticSetupMixin, HttpCase):
             self.assertEqual(response.status_code, 400, other)
             self.assertIn("nothing was run", response.json()["error"]["message"])
         self.assertTrue(partner.exists())
-        self.assertEqual(request["confirmation_id"], request["id"], "the question's id is its transcript row")
+        self.assertEqual(request["confirmation_id"], row["id"], "the question's id is its transcript row")
         events = self.stream({"thread_id": self.thread.id, "approve": True,
                               "confirmation_id": request["confirmation_id"]})
         self.assertEqual(events[-1].data["state"], "completed")

@@ -6,8 +6,8 @@ behind."""
 from odoo import Command
 from odoo.tests import tagged
 
+from ..tools.base_tool import ToolError
 from ..tools.lookup import find_record
-from ..tools.registry import ToolError
 from .common import ToolCase, tool_call
 
 NAN, INF = float("nan"), float("inf")

@@ -8,8 +8,8 @@ import json
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import new_test_user, tagged
 
-from ..tools import registry
-from ..tools.registry import agent_tool, definitions, import_tool_modules, resolve_handler
+from ..tools import base_tool as registry
+from ..tools.base_tool import agent_tool, definitions, import_tool_modules, resolve_handler
 from .common import AgenticCase
 
 
@@ -206,7 +206,7 @@ class TestToolDefinitions(AgenticCase):
 
     def test_a_tool_module_that_fails_to_import_says_why(self):
         self.addCleanup(registry.IMPORT_FAILURES.pop, "agentic_ai.tools.no_such_tools", None)
-        with self.assertLogs("odoo.addons.agentic_ai.tools.registry", "ERROR") as logs:
+        with self.assertLogs("odoo.addons.agentic_ai.tools.base_tool", "ERROR") as logs:
             failures = import_tool_modules("odoo.addons.agentic_ai.tools", ["no_such_tools"])
         self.assertEqual(list(failures), ["no_such_tools"])
         self.assertIn("ModuleNotFoundError", failures["no_such_tools"])

@@ -11,9 +11,9 @@ from odoo.tools import mute_logger
 
 from ..engine.executor import ExecutionResult
 from ..engine.observer import MAX_CHARS, Observer
-from ..engine.tool_spec import ToolSpec
 from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read
 from ..tools.parsing import MAX_LIMIT
+from ..tools.tool_spec import ToolSpec
 from .common import ToolCase, tool_call
 
 
@@ -407,7 +407,7 @@ class TestToolExecution(ToolCase):
 
     def test_results_json_cannot_write_are_still_audited(self):
         """A Python tool returns a cycle and tuple keys: the call succeeds and
-        its audit row holds them in the addon's JSON form (engine/json_values.py)."""
+        its audit row holds them in the addon's JSON form (tools/values/json_values.py)."""
         tool = self.Tool.create({"name": "odd_result", "description": "x", "tool_type": "python_code",
                                  "risk_level": "low", "python_code": "a = []\na.append(a)\nresult = {(1, 2): a}"})
         self.agent.tool_ids = [(4, tool.id)]

@@ -3,7 +3,7 @@ own refusals (UserError, ValidationError, AccessError), PostgreSQL refusing
 a value and the ORM refusing an argument are observations for the model and
 one WARNING line without a traceback; a bug in a tool's code is an ERROR
 with its traceback. Either way the run goes on and the audit row says which
-(engine/tool_failures.py)."""
+(engine/guard/tool_failures.py)."""
 import json
 import logging
 
@@ -15,7 +15,7 @@ from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
 from odoo.tools.safe_eval import safe_eval
 
-from ..engine.tool_failures import is_refusal
+from ..engine.guard.tool_failures import is_refusal
 from .common import SALESMAN_GROUPS, ToolCase
 
 OUR_LOGGER = "odoo.addons.agentic_ai"

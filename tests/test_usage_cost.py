@@ -15,9 +15,9 @@ import psycopg2.errors
 from odoo.tests import Form, tagged
 from odoo.tools import mute_logger
 
-from ..engine.audit import AuditTrail
-from ..engine.llm_calls import LLMCaller
-from ..engine.run_context import build_run_context
+from ..engine.durable.audit import AuditTrail
+from ..engine.turn.llm_calls import LLMCaller
+from ..engine.turn.run_context import build_run_context
 from ..llm import Prices, TokenTracker, Usage
 from ..llm.usage import FIGURES, MAX_TOKEN_COUNT, measured_usage
 from .common import MESSAGES, PROVIDER_MATRIX, AdapterCase

@@ -20,9 +20,9 @@ from odoo.tests import Form, tagged
 from odoo.tools import mute_logger
 
 from ..dev.scripted_llm.wire import words
-from ..engine.audit import AuditTrail
-from ..engine.llm_calls import LLMCaller
-from ..engine.run_context import build_run_context
+from ..engine.durable.audit import AuditTrail
+from ..engine.turn.llm_calls import LLMCaller
+from ..engine.turn.run_context import build_run_context
 from ..llm import LLMError, TokenTracker, Usage
 from ..llm.usage import FIGURES, MAX_TOKEN_COUNT
 from .common import MESSAGES, PROVIDER_MATRIX, AdapterCase

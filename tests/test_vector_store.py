@@ -1,5 +1,5 @@
 """Vector storage and search (issue 13, points 4 and 5; case BR-11 for the
-storage): engine/vector_store.py on the real database, through pgvector when
+storage): engine/knowledge/vector_store.py on the real database, through pgvector when
 the extension is installed and through NumPy when it is not. dev/test.sh runs
 this class twice: in the suite (pgvector present) and in its [numpy] pass on
 a copy of the database without the extension."""
@@ -7,8 +7,8 @@ import numpy as np
 
 from odoo.tests import TransactionCase, tagged
 
-from ..engine import vector_store
-from ..engine.vector_store import VectorStore, drop_storage, ensure_extension
+from ..engine.knowledge import vector_store
+from ..engine.knowledge.vector_store import VectorStore, drop_storage, ensure_extension
 
 
 def clustered(rng, count, dim, centers=12, noise=0.35):

@@ -15,7 +15,7 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tests.common import freeze_time
 
-from ..engine import webhook_signature
+from ..engine.doors import webhook_signature
 from .common import AgenticCase, AgenticSetupMixin, tool_call
 
 SECRET = "whsec_test_only_not_real"

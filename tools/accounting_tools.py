@@ -13,9 +13,9 @@ from __future__ import annotations
 from odoo import Command, fields
 from odoo.tools import float_is_zero
 
+from .base_tool import ToolError, agent_tool, record_ref
 from .lookup import escape_like, find_record, find_record_among
 from .parsing import finite_number, line_objects, parse_date, parse_period, period_schema, positive_number
-from .registry import ToolError, agent_tool, record_ref
 from .summaries import invoice_summary, money
 from .untrusted import note_free_text_fields
 

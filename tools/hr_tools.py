@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from odoo import fields
 
+from .base_tool import ToolError, agent_tool, record_ref
 from .lookup import escape_like, find_record
 from .parsing import clamp_limit, parse_period, period_domain, period_schema
-from .registry import ToolError, agent_tool, record_ref
 
 
 @agent_tool(

@@ -5,9 +5,9 @@ from datetime import datetime, time
 
 from odoo import Command, fields
 
+from .base_tool import ToolError, agent_tool, record_ref
 from .lookup import find_record
 from .parsing import clamp_limit, parse_date, product_lines, product_lines_schema
-from .registry import ToolError, agent_tool, record_ref
 from .summaries import money, user_action_needed
 
 

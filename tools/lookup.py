@@ -14,7 +14,7 @@ While ``tracing()`` is active, every lookup is noted: the record a value
 named (``found``), or the records among which the user must choose
 (``several``). The executor reads the trace to show a confirmation's records
 exactly as the tool found them, and the provenance guard trusts only the
-listed candidates, of their model (engine/executor.py, engine/provenance.py).
+listed candidates, of their model (engine/executor.py, engine/guard/provenance.py).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from .registry import ToolError
+from .base_tool import ToolError
 from .untrusted import note_record_names
 
 MAX_LISTED = 5

@@ -1,10 +1,10 @@
 """Manufacturing tools (spec 000 §5.2, Manufacturing). Odoo app: ``mrp``."""
 from __future__ import annotations
 
-from ..engine.json_values import to_json_value
+from .base_tool import ToolError, agent_tool, record_ref
 from .lookup import find_record
 from .parsing import clamp_limit, parse_period, period_domain, period_schema, positive_number
-from .registry import ToolError, agent_tool, record_ref
+from .values.json_values import to_json_value
 
 
 def _components(production) -> list[dict]:

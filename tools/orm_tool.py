@@ -9,13 +9,13 @@ from odoo.exceptions import AccessError
 from odoo.fields import Domain
 from odoo.service.model import get_public_method
 
-from ..engine.json_values import json_rows, to_json_value
-from ..engine.sensitive_fields import is_secret, is_sensitive, mask_rows, masks, sensitive_names
+from .base_tool import ToolError, agent_tool
 from .lookup import get_model
 from .parsing import DEFAULT_LIMIT, clamp_limit
-from .registry import ToolError, agent_tool
 from .summaries import user_action_needed
 from .untrusted import note_free_text_fields
+from .values.json_values import json_rows, to_json_value
+from .values.sensitive_fields import is_secret, is_sensitive, mask_rows, masks, sensitive_names
 
 # Spec 000 §5.1, verbatim.
 ALLOWED_METHODS = {
@@ -228,7 +228,7 @@ def _is_computed_readonly(field) -> bool:
 
 def read_rows(records, field_names) -> list[dict]:
     """``records.read(field_names)`` with each value in the addon's JSON
-    form by its field's type (engine/json_values.py): dates ISO-8601,
+    form by its field's type (tools/values/json_values.py): dates ISO-8601,
     datetimes UTC with their offset, many2one ``[id, name]``, empty values
     null (a boolean's False stays false), HTML as text, files as
     ``{"binary": true, "bytes": N}``. The one place the generic tools turn

@@ -8,8 +8,8 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import NamedTuple
 
+from .base_tool import ToolError, record_ref
 from .lookup import find_record
-from .registry import ToolError, record_ref
 
 DEFAULT_LIMIT = 20   # records returned by a search when the model gives no limit
 MAX_LIMIT = 200      # records one call may ever return

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
+from .base_tool import ToolError, agent_tool, record_ref
 from .lookup import find_record
 from .parsing import finite_number, parse_date, product_lines, product_lines_schema
-from .registry import ToolError, agent_tool, record_ref
 from .summaries import money, purchase_order_summary
 
 

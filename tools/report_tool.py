@@ -11,8 +11,8 @@ from datetime import datetime
 
 from odoo import fields
 
+from .base_tool import ToolError, agent_tool
 from .parsing import clamp_limit, parse_period, period_domain, period_schema
-from .registry import ToolError, agent_tool
 from .summaries import money
 
 TIME_GROUPS = ("day", "week", "month", "quarter", "year")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from odoo import Command, fields
 
+from .base_tool import ToolError, agent_tool, record_ref
 from .lookup import find_record
 from .parsing import (
     clamp_limit,
@@ -13,7 +14,6 @@ from .parsing import (
     product_lines,
     product_lines_schema,
 )
-from .registry import ToolError, agent_tool, record_ref
 from .summaries import money, sale_order_summary, user_action_needed
 
 

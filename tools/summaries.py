@@ -3,7 +3,7 @@ currency, sales and purchase order summaries, and Odoo's dialogs. JSON-safe
 data only; the observer turns it into text for the model."""
 from __future__ import annotations
 
-from ..engine.json_values import to_json_value
+from .values.json_values import to_json_value
 
 
 def money(amount: float, currency) -> dict:

@@ -1,7 +1,7 @@
 from odoo import api, fields, models
 from odoo.exceptions import UserError
 
-from ..engine.json_values import dumps
+from ..tools.values.json_values import dumps
 
 
 class AgenticAiConfirmWizard(models.TransientModel):

@@ -1,5 +1,5 @@
 """19.0.1.2.0: the execution log is hash-chained per company
-(engine/log_chain.py). Rows logged before get their level (from success),
+(engine/durable/log_chain.py). Rows logged before get their level (from success),
 their chain company and the ids they were logged with (a reference already
 nulled by a deletion stays empty; a row whose company is gone goes to chain
 0), then are chained in id order."""

@@ -20,16 +20,10 @@ const SHOWN_ROLES = new Set([
     "confirmation_response",
 ]);
 
-/** A row of the routes or of the stream, in the one shape the bubbles read. */
+/** A transcript row (one shape in the routes, the stream and the poll:
+ * agentic.ai.thread.message._payloads) as the bubbles show it. */
 export function normalizeRow(row) {
-    let args = row.arguments !== undefined ? row.arguments : row.tool_arguments;
-    if (typeof args === "string") {
-        try {
-            args = JSON.parse(args);
-        } catch {
-            // Shown as the model sent it.
-        }
-    }
+    const args = row.tool_arguments;
     return {
         id: row.id,
         role: row.role,
@@ -38,8 +32,14 @@ export function normalizeRow(row) {
         references: Array.isArray(row.references) ? row.references : [],
         tool_name: row.tool_name || "",
         tool_call_id: row.tool_call_id || "",
-        arguments: args === undefined || args === null || args === "" ? "" : JSON.stringify(args, null, 2),
-        status: row.status || row.tool_status || "",
+        // Arguments that were not valid JSON come as the text the model sent, shown as it is.
+        arguments:
+            args === null || args === undefined
+                ? ""
+                : typeof args === "string"
+                ? args
+                : JSON.stringify(args, null, 2),
+        status: row.tool_status || "",
     };
 }
 
@@ -86,7 +86,8 @@ export class ChatAction extends Component {
         this.retry = null;
         onWillStart(async () => {
             const action = this.props.action;
-            const asked = (action.params || {}).thread_id || ((action.context || {}).params || {}).thread_id;
+            const asked =
+                (action.params || {}).thread_id || ((action.context || {}).params || {}).thread_id;
             await Promise.all([this.loadAgents(), this.loadThreads()]);
             const threadId = parseInt(asked, 10);
             if (threadId > 0) {
@@ -116,7 +117,9 @@ export class ChatAction extends Component {
     /** Tell the user why a conversation cannot be left while its run is followed. */
     refuseWhileRunning() {
         this.notification.add(
-            _t("A reply is being written in this conversation: wait for it, or press Stop, before opening another one."),
+            _t(
+                "A reply is being written in this conversation: wait for it, or press Stop, before opening another one."
+            ),
             { type: "warning" }
         );
     }
@@ -144,15 +147,23 @@ export class ChatAction extends Component {
         this.state.stats = null;
         this.state.plan = null;
         try {
-            const answer = await rpc("/agentic_ai/thread/messages", { thread_id: threadId, limit: 500 });
+            const answer = await rpc("/agentic_ai/thread/messages", {
+                thread_id: threadId,
+                limit: 500,
+            });
             this.state.thread = answer.thread;
             this.state.agentId = answer.thread.agent_id;
-            this.state.messages = answer.messages.filter((m) => SHOWN_ROLES.has(m.role)).map(normalizeRow);
+            this.state.messages = answer.messages
+                .filter((m) => SHOWN_ROLES.has(m.role))
+                .map(normalizeRow);
             this.remember(threadId);
             this.loadPlan(threadId);
             if (["queued", "executing"].includes(answer.thread.state)) {
                 // A run started elsewhere (another tab, the queue): follow it.
-                this.follow((handler) => handler.poll(), () => this.openThread(threadId));
+                this.follow(
+                    (handler) => handler.poll(),
+                    () => this.openThread(threadId)
+                );
             }
         } catch (error) {
             this.showError(errorText(error), () => this.openThread(threadId));
@@ -166,7 +177,11 @@ export class ChatAction extends Component {
     async loadPlan(threadId) {
         let answer;
         try {
-            answer = await rpc("/agentic_ai/thread/plan", { thread_id: threadId }, { silent: true });
+            answer = await rpc(
+                "/agentic_ai/thread/plan",
+                { thread_id: threadId },
+                { silent: true }
+            );
         } catch {
             return; // the panel is an extra: the conversation itself loaded
         }
@@ -179,7 +194,13 @@ export class ChatAction extends Component {
         if (this.state.running) {
             return this.refuseWhileRunning();
         }
-        Object.assign(this.state, { thread: null, messages: [], error: null, stats: null, plan: null });
+        Object.assign(this.state, {
+            thread: null,
+            messages: [],
+            error: null,
+            stats: null,
+            plan: null,
+        });
         this.remember(null);
         if (this.ui.isSmall) {
             this.state.sidebarOpen = false;
@@ -219,7 +240,9 @@ export class ChatAction extends Component {
 
     get confirmation() {
         const thread = this.state.thread;
-        return !this.state.running && thread && thread.state === "waiting_confirmation" ? thread.confirmation : null;
+        return !this.state.running && thread && thread.state === "waiting_confirmation"
+            ? thread.confirmation
+            : null;
     }
 
     // ------------------------------------------------------------- sidebar
@@ -227,7 +250,8 @@ export class ChatAction extends Component {
         await this.orm.write("agentic.ai.thread", [thread.id], { name });
         await this.loadThreads();
         if (this.state.thread && this.state.thread.id === thread.id) {
-            this.state.thread.name = this.state.threads.find((t) => t.id === thread.id)?.name || name;
+            this.state.thread.name =
+                this.state.threads.find((t) => t.id === thread.id)?.name || name;
         }
     }
 
@@ -271,7 +295,10 @@ export class ChatAction extends Component {
         }
         // Shown as the user's bubble until its stored row arrives.
         this.state.pendingText = text;
-        this.follow((handler) => handler.send(text), () => this.send(text));
+        this.follow(
+            (handler) => handler.send(text),
+            () => this.send(text)
+        );
     }
 
     answer(approve, reason = "") {
@@ -281,7 +308,10 @@ export class ChatAction extends Component {
         }
         this.state.error = null;
         const retry = () => this.answer(approve, reason);
-        this.follow((handler) => handler.answer(approve, confirmation.confirmation_id, reason), retry);
+        this.follow(
+            (handler) => handler.answer(approve, confirmation.confirmation_id, reason),
+            retry
+        );
     }
 
     async cancelConfirmation() {
@@ -320,7 +350,9 @@ export class ChatAction extends Component {
         return {
             onToken: (data) => {
                 this.state.thinking = false;
-                this.state.streamingText = data.reset ? "" : this.state.streamingText + (data.text || "");
+                this.state.streamingText = data.reset
+                    ? ""
+                    : this.state.streamingText + (data.text || "");
             },
             onMessage: (row) => {
                 if (row.role === "assistant") {
@@ -381,7 +413,9 @@ export class ChatAction extends Component {
         // The streamed text is in its row now (or was dropped by a refusal).
         Object.assign(this.state, { running: false, streamingText: "", pendingText: "" });
         if (result && result.state === "interrupted" && !this.state.error) {
-            this.notification.add(_t("The run was stopped; what it did is kept."), { type: "info" });
+            this.notification.add(_t("The run was stopped; what it did is kept."), {
+                type: "info",
+            });
         }
         this.loadThreads();
         if (this.state.thread) {
@@ -410,7 +444,10 @@ export class ChatAction extends Component {
     /** Poll until the thread is no longer queued or executing. */
     async waitUntilIdle(threadId) {
         for (let attempt = 0; attempt < 60; attempt++) {
-            const answer = await rpc("/agentic_ai/chat/poll", { thread_id: threadId, after_id: this.lastId });
+            const answer = await rpc("/agentic_ai/chat/poll", {
+                thread_id: threadId,
+                after_id: this.lastId,
+            });
             answer.messages.forEach((row) => this.addRow(row));
             if (answer.done) {
                 return;
@@ -426,7 +463,9 @@ export class ChatAction extends Component {
             return;
         }
         try {
-            this.state.stats = await rpc("/agentic_ai/thread/stats", { thread_id: this.state.thread.id });
+            this.state.stats = await rpc("/agentic_ai/thread/stats", {
+                thread_id: this.state.thread.id,
+            });
         } catch (error) {
             this.showError(errorText(error), () => this.toggleStats());
         }

@@ -55,8 +55,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ..text.clean_text import CJK_RE
 from .intent import METHOD_ACTIONS
-from .text import CJK_RE
 
 TOKEN_RE = re.compile(r"\w+")
 NUMBER_RE = re.compile(r"(-?)(\d+(?:[.,]\d+)*)")
@@ -150,7 +150,7 @@ class Provenance:
     # ---------------------------------------------------------------- origins
     def see_user_words(self, text, message: bool = False, numbers: bool = True) -> None:
         """The user wrote ``text``: a ``message`` of theirs (the latest one is
-        the request whose actions engine/intent.py reads), or their memory,
+        the request whose actions engine/guard/intent.py reads), or their memory,
         or the agent's configuration (``numbers`` False: an example order
         number or today's date in a prompt names no record)."""
         if not isinstance(text, str) or not text.strip():
@@ -320,7 +320,7 @@ class Provenance:
 
     def asks_for(self, words) -> bool:
         """Whether the user's latest message holds one of ``words``
-        (engine/intent.py) as that very word, the way a request says it
+        (engine/guard/intent.py) as that very word, the way a request says it
         ("post the invoice", not "the posted invoices"); Chinese, Japanese
         and Korean words by characters. Never the agent's configuration or
         a memory."""
@@ -331,7 +331,7 @@ class Provenance:
     def trusts_method(self, method: str) -> bool:
         """Whether the user's latest message names what ``method`` does: one
         of its words (its ``action_``/``button_`` prefix aside), or one of
-        its action words (engine/intent.py), as ``asks_for`` reads them."""
+        its action words (engine/guard/intent.py), as ``asks_for`` reads them."""
         parts = [part for part in method.casefold().split("_") if len(part) >= 3 and part not in METHOD_PREFIXES]
         return self.asks_for((*parts, *METHOD_ACTIONS.get(method, ())))
 

@@ -5,19 +5,18 @@ records by name, each value as ``before → after``.
 Built from the call's sanitized arguments (the generic tools name their
 model, records and values; other tools their ``*_id`` arguments) or, when
 the confirmation was asked by an ORM operation inside a tool
-(engine/operation_guard.py), from that operation. Everything shown is read
+(engine/guard/operation_guard.py), from that operation. Everything shown is read
 as the run's user, from the database: a record the user may not read (or
 that does not exist: the two are not told apart) is shown by its id, a
 field or model they may not read as hidden. Every written value is listed,
 whole, the ones that change first; a domain tool's records (a customer, the
 product of each line) by name and id, as the tool's own lookup finds them
-(engine/record_arguments.py), its lines one by one; the exact arguments are
+(engine/guard/record_arguments.py), its lines one by one; the exact arguments are
 in the request too."""
 from __future__ import annotations
 
-from .json_values import dumps
-from .safety import TOOL_OPERATIONS
-from .tool_spec import ToolSpec
+from ...tools.tool_spec import TOOL_OPERATIONS, ToolSpec
+from ...tools.values.json_values import dumps
 
 MAX_RECORDS = 50        # records named in one request (the total is given as record_count)
 ID_NAMES = ("record_ids", "record_id", "ids", "id")

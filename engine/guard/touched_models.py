@@ -3,7 +3,7 @@ checks against the agent's allowed and blocked models and what the audit
 log records."""
 from __future__ import annotations
 
-from .tool_spec import ToolSpec
+from ...tools.tool_spec import ToolSpec
 
 
 def touched_models(env, spec: ToolSpec, params: dict) -> tuple[str, ...]:

@@ -14,11 +14,11 @@ import json
 import logging
 import re
 
-from ..llm import ToolCall
-from ..tools.registry import TOOL_NAME_RE
-from .confirmation import ConfirmationRequest
+from ...llm import ToolCall
+from ...tools.base_tool import TOOL_NAME_RE
+from ..guard.confirmation import ConfirmationRequest
+from ..guard.provenance import Provenance
 from .history import HistoryFitter
-from .provenance import Provenance
 
 _logger = logging.getLogger(__name__)
 TOOL_CALL_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # ids kept as sent; others are replaced
@@ -67,7 +67,7 @@ class MessageFolder:
 class Transcript:
     """One turn's view of ``thread``'s transcript: ``messages`` for the LLM,
     the ids of the rows this turn added, and the tool-call ids in use.
-    ``provenance`` (engine/provenance.py), when given, is fed every row in
+    ``provenance`` (engine/guard/provenance.py), when given, is fed every row in
     order, read and added: the user's words, the results and what they
     trust."""
 
@@ -122,7 +122,7 @@ class Transcript:
         provider adapter's tokenizer: ``RunContext.count_tokens``), the
         oldest messages beyond the budget are left out in whole call/result
         groups and summarised at the end of the system prompt
-        (engine/history.py; issue 12 point 4, BR-25). Tokens are counted
+        (engine/turn/history.py; issue 12 point 4, BR-25). Tokens are counted
         once per message per turn."""
         messages = self.messages
         if budget is not None and count is not None:

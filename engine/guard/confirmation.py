@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from .json_values import dumps
+from ...tools.values.json_values import dumps
 
 # Why a call waits (SafetyDecision.source): a safety rule, the agent's or the
 # tool's confirmation policy, Odoo configuration, or record text seen earlier.
@@ -28,13 +28,13 @@ class ConfirmationRequest:
     sanitized arguments that run, unchanged, once approved; ``reason`` why it
     is asked and ``source`` which kind of check asked (``SOURCES``);
     ``risk_level`` the tool's. What the call does, for the user to judge
-    (engine/confirmation_preview.py): ``model`` (technical name) and
+    (engine/guard/confirmation_preview.py): ``model`` (technical name) and
     ``model_label``; ``operation`` (create, write, unlink, ``method:NAME`` or
     ``call``); ``records`` as ``[{"id", "name"}]`` (the first 50 of
     ``record_count``); ``changes`` as ``[{"field", "label", "before",
     "after"}]`` with display values (before is None for a new record), every
     value the call writes, the ones that change first. ``approved_operations``: the signatures of
-    the ORM operations an approval covers (engine/operation_guard.py).
+    the ORM operations an approval covers (engine/guard/operation_guard.py).
     ``confirmation_id``: the id of the ``confirmation_request`` transcript
     row that asked it (0 until it is stored); each question has its own,
     also one asked again about the same call after an approval reached a
@@ -44,7 +44,7 @@ class ConfirmationRequest:
     since is refused and the question asked again (issue 23 point 5).
     ``named``: ``[{"argument", "model", "id", "name", "given"}]``, the
     record each marked argument named when asked
-    (engine/record_arguments.py); an approval after a name came to name
+    (engine/guard/record_arguments.py); an approval after a name came to name
     another record is refused the same way."""
     tool_call_id: str
     tool: str

@@ -67,7 +67,7 @@ def masks(env) -> bool:
 
 
 def mask_rows(model, rows: list[dict]) -> list[dict]:
-    """``rows`` (JSON rows of ``model``, engine/json_values.py) with every
+    """``rows`` (JSON rows of ``model``, tools/values/json_values.py) with every
     credential replaced by ``WITHHELD`` whoever reads, and every sensitive
     value by ``MASK`` (the value's presence stays visible: ``None`` stays
     ``None``), with many2one names of records whose name is sensitive,

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 
+from ..guard.confirmation import ConfirmationRequest, call_key
+from ..planner import COMPLEX, ParsedPlan, Planner, assess_complexity
+from ..text.clean_text import clean_text
 from .agent_result import AgentResult
-from .confirmation import ConfirmationRequest, call_key
 from .llm_calls import ContextOverflow, Interrupted, LLMUnavailable
-from .planner import COMPLEX, ParsedPlan, Planner, assess_complexity
-from .text import clean_text
 from .turn_limits import MAX_TOOL_CALLS_PER_TURN, TurnLimitReached
 
 OPEN_PLAN_STATES = ("planning", "executing", "replanning")

@@ -1,8 +1,8 @@
 """AgentResult: what a run hands back to its caller (spec 000 §4.1)."""
 from __future__ import annotations
 
-from .confirmation import ConfirmationRequest
-from .text import clean_text
+from ..guard.confirmation import ConfirmationRequest
+from ..text.clean_text import clean_text
 
 
 class AgentResult(dict):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from odoo.tools import config
 
-from ..llm import LLMError, LLMResponse
+from ...llm import LLMError, LLMResponse
 from .run_context import ProviderSpec
 from .turn_limits import TurnLimitReached
 

@@ -142,7 +142,7 @@ def record_ref(description: str, model: str | list[str] | None = None) -> dict:
     resolve it with ``lookup.find_record``, names of at most 200 characters).
     ``model`` (a model, or the models a name is looked up among) marks it
     for the confirmation, which shows the record the tool's own lookup found
-    by name (engine/record_arguments.py; the mark is left out of what the
+    by name (engine/guard/record_arguments.py; the mark is left out of what the
     model is sent)."""
     schema = {"type": ["integer", "string"], "maxLength": 200, "description": description}
     if model:

@@ -32,12 +32,12 @@ import psycopg2
 
 from odoo.exceptions import RedirectWarning, UserError
 
-from ..tools.registry import ToolError
+from ...tools.base_tool import ToolError
 from .operation_guard import OperationRefused
 
 REFUSALS = (ToolError, OperationRefused, UserError, RedirectWarning, psycopg2.Error)
 INPUT_ERRORS = (ValueError, TypeError, KeyError)
-OWN_PACKAGE = __name__.rsplit(".", 2)[0]  # odoo.addons.agentic_ai
+OWN_PACKAGE = ".".join(__name__.split(".")[:3])  # odoo.addons.agentic_ai, wherever this module lies
 SAFE_EVAL = "odoo.tools.safe_eval"
 
 

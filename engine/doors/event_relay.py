@@ -22,7 +22,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 
-from .json_values import dumps
+from ...tools.values.json_values import dumps
 
 _logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ EVENTS = ("token", "message", "tool_call", "tool_result", "plan_update", "confir
 
 def sse(event: str, data) -> bytes:
     """One server-sent event as bytes; ``data`` as one line of JSON in the
-    addon's one JSON form (engine/json_values.py)."""
+    addon's one JSON form (tools/values/json_values.py)."""
     return f"event: {event}\ndata: {dumps(data, ensure_ascii=False)}\n\n".encode()
 
 

@@ -1,7 +1,7 @@
 """The actions a user's words name (issue 23, point 2): under the default
 policy (``destructive``) a high- or variable-risk call runs without a
 question when the user's own words name its action and every target and
-value it carries came from the user (engine/provenance.py); any other
+value it carries came from the user (engine/guard/provenance.py); any other
 destructive call asks, as before.
 
 Only the forward steps of Odoo's business flows are listed: confirming a
@@ -9,7 +9,7 @@ sale, approving a purchase, validating a transfer, posting an invoice,
 registering a payment, finishing a production. Deleting, archiving,
 cancelling, resetting to draft and every other method always ask under
 this policy. A word counts only as it stands in the user's latest message
-("post the invoice", not "the posted invoices"; engine/provenance.py
+("post the invoice", not "the posted invoices"; engine/guard/provenance.py
 ``asks_for``), Chinese and Japanese by characters; nouns that name a
 document rather than an action ("purchase", "invoice", "payment",
 "transfer", "move") are not listed, and an internal transfer always asks.

@@ -20,7 +20,7 @@ import logging
 
 from odoo.modules import module as odoo_module
 
-from .runtime_plan import close_open_plans
+from ..turn.plan_steps import close_open_plans
 
 _logger = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 from odoo.exceptions import UserError
 
+from ..guard.confirmation import ConfirmationRequest, call_key
 from .agent_result import AgentResult
-from .confirmation import ConfirmationRequest, call_key
-from .runtime_plan import close_open_plans
+from .plan_steps import close_open_plans
 
 
 class ConfirmationSteps:

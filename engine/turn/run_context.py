@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from ..llm import DEFAULT_MAX_TOKENS, LLMError, Prices, get_adapter
-from .rate_limits import RateLimits
-from .safety_rules import RuleSet
-from .tool_spec import ToolSpec
+from ...llm import DEFAULT_MAX_TOKENS, LLMError, Prices, get_adapter
+from ...tools.tool_spec import ToolSpec
+from ..guard.rate_limits import RateLimits
+from ..guard.safety_rules import RuleSet
 
 DEFAULT_CONTEXT_WINDOW = 128000  # tokens, for a provider whose context_window is 0 (unknown)
 CONTEXT_MARGIN = 0.05            # share of the window kept free: our token counts are estimates
@@ -58,12 +58,12 @@ class RunContext:
     LLM call. ``execution_mode``, ``planning_prompt``, ``max_replanning``
     and ``max_plan_steps`` drive Plan-and-Execute (spec §4.3, §4.4);
     ``max_llm_calls`` and ``max_run_seconds`` bound one user message's turn
-    (issue 12 point 4: engine/llm_calls.py); ``enable_memory`` whether the
+    (issue 12 point 4: engine/turn/llm_calls.py); ``enable_memory`` whether the
     agent recalls and learns memories (engine/memory_manager.py);
     ``knowledge_source_ids`` the agent's knowledge sources (RAG, spec §9);
     ``allow_sensitive_data`` whether its tools read the personal
     identifiers the company marks sensitive unmasked
-    (engine/sensitive_fields.py)."""
+    (tools/values/sensitive_fields.py)."""
     agent_id: int
     require_confirmation: str
     max_iterations: int

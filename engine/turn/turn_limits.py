@@ -5,7 +5,7 @@ Plan-and-Execute loop catch ``TurnLimitReached`` and end the turn
 ``completed`` with its ``reply`` and an ``error`` log row."""
 from __future__ import annotations
 
-from .confirmation import call_key
+from ..guard.confirmation import call_key
 
 MAX_TOOL_CALLS_PER_TURN = 10  # calls run from one model answer; the rest are refused ("call again")
 REPEAT_REFUSED_FROM = 3   # the 3rd identical call of a turn is not run

@@ -3,7 +3,7 @@ step 1, issue 13 point 2, case BR-14).
 
 ``extract_file`` reads PDF (pypdf), DOCX (python-docx's XML), TXT, CSV and
 HTML; ``extract_html`` reads HTML (BeautifulSoup over lxml) and is what URL
-sources use after ``engine/url_fetch.py``. What could not be read is said in
+sources use after ``engine/knowledge/url_fetch.py``. What could not be read is said in
 ``Extracted.warnings`` (with ``partial=True`` when some text may be
 missing); a file that cannot be read at all raises ``ExtractionError`` with a
 message fit for the source's failure reason. An empty ``text`` means "no

@@ -1,7 +1,7 @@
 """The records a call's arguments name by id or by name (issue 23 point 5).
 
 A tool's JSON Schema marks each parameter that names a record with
-``"x-odoo-model"`` (``tools.registry.record_ref``): a model, or a list of
+``"x-odoo-model"`` (``tools.base_tool.record_ref``): a model, or a list of
 models the name is looked up among (a sales or a purchase order). The marks
 are for the addon only; ``ToolSpec.llm_schema`` leaves them out.
 

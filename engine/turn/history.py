@@ -1,7 +1,7 @@
 """Fitting the history sent to the model into its context budget (issue 12
 point 4, cases BR-25b and BR-25c; spec 000 §4.2).
 
-The messages are the neutral ones of ``engine/transcript.py``. When the
+The messages are the neutral ones of ``engine/turn/transcript.py``. When the
 system prompt and the messages count more tokens than the budget, the
 oldest messages are left out in whole groups — a user or assistant text
 message alone, or an assistant message with ``tool_calls`` together with

@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 
 import jsonschema
 
-from ..tools.registry import READ_ONLY_RISKS, TOOL_TYPES, ToolError, resolve_handler
+from .base_tool import READ_ONLY_RISKS, TOOL_TYPES, ToolError, resolve_handler
 
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 MAX_DEPTH = 50  # levels of nested arrays and objects in arguments; deeper ones are refused before validation
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
+
+# The generic tools whose ORM operation is known before they run (tools/orm_tool.py).
+TOOL_OPERATIONS = {"odoo_create": "create", "odoo_write": "write", "odoo_unlink": "unlink"}
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -119,7 +122,7 @@ class ToolSpec:
 
 def _unmarked(schema):
     """``schema`` without the addon's own ``x-odoo-*`` marks
-    (engine/record_arguments.py): the model is sent plain JSON Schema."""
+    (engine/guard/record_arguments.py): the model is sent plain JSON Schema."""
     if isinstance(schema, Mapping):
         return {key: _unmarked(value) for key, value in schema.items()
                 if not (isinstance(key, str) and key.startswith("x-odoo-"))}
