@@ -2,7 +2,8 @@
 # Idempotent set-up shared by `make demo` and `make test`:
 #   1. a virtualenv with Odoo's and our Python dependencies,
 #   2. an Odoo 19 source tree ($ODOO_SRC, the cache, else a shallow clone),
-#   3. an addons folder where this checkout is linked as `agentic_ai`.
+#   3. ESLint for the JavaScript lint (npm, pinned in dev/eslint/),
+#   4. an addons folder where this checkout is linked as `agentic_ai`.
 # Prints nothing on stdout but `export` lines, so callers can `eval` it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,9 +62,23 @@ if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null 
     fi
 fi
 
+# --- ESLint with Odoo's rules, for `make test`'s lint ------------------------
+# The versions of Odoo's own addons/web/tooling/_package.json, pinned in
+# dev/eslint/package-lock.json, installed with npm into the cache (keyed by the
+# lock file); the rules are read from the Odoo tree at lint time.
+ESLINT=$CACHE/eslint-$(sha1sum "$ROOT/dev/eslint/package-lock.json" | cut -c1-12)
+if [ ! -x "$ESLINT/node_modules/.bin/eslint" ]; then
+    command -v npm >/dev/null || { log "the JavaScript lint needs Node.js and npm: apt-get install nodejs npm"; exit 2; }
+    log "installing ESLint into $ESLINT (npm ci)"
+    rm -rf "$ESLINT.partial" && mkdir -p "$ESLINT.partial"
+    cp "$ROOT/dev/eslint/package.json" "$ROOT/dev/eslint/package-lock.json" "$ESLINT.partial/"
+    (cd "$ESLINT.partial" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    rm -rf "$ESLINT" && mv "$ESLINT.partial" "$ESLINT"
+fi
+
 # --- addons path: Odoo needs the addon folder to be named agentic_ai --------
 ADDONS=$CACHE/addons-$(echo "$ROOT" | sha1sum | cut -c1-8)
 mkdir -p "$ADDONS"
 ln -sfn "$ROOT" "$ADDONS/agentic_ai"
 
-echo "export ODOO=$ODOO VENV=$VENV ADDONS=$ADDONS"
+echo "export ODOO=$ODOO VENV=$VENV ADDONS=$ADDONS ESLINT=$ESLINT"

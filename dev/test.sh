@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test`: the linter (ruff, ruff.toml), then the whole agentic_ai suite
+# `make test`: the linters (ruff with ruff.toml; ESLint with Odoo's rules), then the whole agentic_ai suite
 # in Odoo's test runner on a fresh copy of the template database (Odoo's
 # apps + demo data), then one plain summary line `N passed, N failed`.
 # Exits non-zero on any lint finding, failure, error, skipped test, install
@@ -9,7 +9,7 @@
 # AGENTIC_AI_SKIP_SUBSETS=1, dev/app_subsets.sh, and unless
 # AGENTIC_AI_SKIP_NUMPY=1, dev/numpy_pass.sh (the knowledge test classes,
 # AGENTIC_AI_NUMPY_TAGS, again on a copy of the database without pgvector,
-# reported as `[numpy] N passed, M failed`); the summary counts the lint,
+# reported as `[numpy] N passed, M failed`); the summary counts each linter,
 # the durability check and each app subset as one test each, and the numpy
 # pass's tests one each (a targeted run skips them all).
 # Whatever stops the run early (set-up, database), the last line says so.
@@ -22,13 +22,23 @@ mkdir -p "$ROOT/.logs"
 LOG=$ROOT/.logs/test-$(date +%Y%m%d-%H%M%S).log
 LINT=${LOG%.log}-lint.out
 if [ -z "${AGENTIC_AI_TEST_TAGS:-}" ]; then
-    if "$VENV/bin/ruff" check --no-cache "$ROOT" >"$LINT" 2>&1; then
-        echo "1 passed, 0 failed" >>"$LINT"
-        echo "[lint] ruff: no finding" >&2
+    # Two linters, one test each: ruff (ruff.toml) and ESLint with Odoo's own rules
+    # (addons/web/tooling/_eslintrc.json of the Odoo tree) over static/.
+    lint_ok=0
+    if "$VENV/bin/ruff" check --no-cache "$ROOT" >"$LINT.ruff" 2>&1; then
+        lint_ok=$((lint_ok + 1)); echo "[lint] ruff: no finding" >&2
     else
-        sed 's/^/[lint] /' "$LINT" >&2
-        echo "0 passed, 1 failed" >>"$LINT"
+        sed 's/^/[lint] /' "$LINT.ruff" >&2
     fi
+    if "$ESLINT/node_modules/.bin/eslint" --no-eslintrc -c "$ODOO/addons/web/tooling/_eslintrc.json" \
+            --resolve-plugins-relative-to "$ESLINT" "$ROOT/static" >"$LINT.eslint" 2>&1; then
+        lint_ok=$((lint_ok + 1)); echo "[lint] eslint: no finding" >&2
+    else
+        sed 's/^/[lint] /' "$LINT.eslint" >&2
+        echo "[lint] eslint: fix the formatting with: $ESLINT/node_modules/.bin/eslint --fix --no-eslintrc" \
+            "-c $ODOO/addons/web/tooling/_eslintrc.json --resolve-plugins-relative-to $ESLINT static" >&2
+    fi
+    echo "$lint_ok passed, $((2 - lint_ok)) failed" >"$LINT"
 fi
 echo "[test] database $DB (copy of $TEMPLATE_DB); full log: $LOG" >&2
 set +e

@@ -21,4 +21,6 @@ export class ChatSystray extends Component {
     }
 }
 
-registry.category("systray").add("agentic_ai.chat_systray", { Component: ChatSystray }, { sequence: 30 });
+registry
+    .category("systray")
+    .add("agentic_ai.chat_systray", { Component: ChatSystray }, { sequence: 30 });

@@ -32,9 +32,11 @@ export class ConfirmationBar extends Component {
     }
 
     get riskClass() {
-        return { high: "text-bg-danger", medium: "text-bg-warning", low: "text-bg-secondary" }[
-            this.props.confirmation.risk_level
-        ] || "text-bg-secondary";
+        return (
+            { high: "text-bg-danger", medium: "text-bg-warning", low: "text-bg-secondary" }[
+                this.props.confirmation.risk_level
+            ] || "text-bg-secondary"
+        );
     }
 
     /** The call's arguments as they will run, exactly as the tool receives them. */

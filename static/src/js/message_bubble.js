@@ -55,13 +55,15 @@ export class MessageBubble extends Component {
     }
 
     get statusClass() {
-        return {
-            done: "text-success",
-            error: "text-danger",
-            rejected: "text-warning",
-            cancelled: "text-muted",
-            unknown: "text-warning",
-        }[this.props.message.status] || "text-muted";
+        return (
+            {
+                done: "text-success",
+                error: "text-danger",
+                rejected: "text-warning",
+                cancelled: "text-muted",
+                unknown: "text-warning",
+            }[this.props.message.status] || "text-muted"
+        );
     }
 
     toggle() {

@@ -74,9 +74,13 @@ export class MessageList extends Component {
         }
         const steps = (Array.isArray(plan) ? plan : plan.steps || []).map((step, index) => {
             const text =
-                typeof step === "string" ? step : step.description || step.name || JSON.stringify(step);
-            const status = STEP_STATUS[(step && (step.state || step.status)) || "pending"] || "pending";
-            const note = status === "failed" ? step.error : status === "completed" ? step.result : "";
+                typeof step === "string"
+                    ? step
+                    : step.description || step.name || JSON.stringify(step);
+            const status =
+                STEP_STATUS[(step && (step.state || step.status)) || "pending"] || "pending";
+            const note =
+                status === "failed" ? step.error : status === "completed" ? step.result : "";
             return {
                 key: (step && step.id) || `step-${index}`,
                 number: (step && step.sequence) || index + 1,
@@ -90,7 +94,9 @@ export class MessageList extends Component {
             return null;
         }
         const done = steps.filter((step) => ["completed", "skipped"].includes(step.status)).length;
-        const progress = Number.isFinite(plan.progress) ? plan.progress : Math.round((done / steps.length) * 100);
+        const progress = Number.isFinite(plan.progress)
+            ? plan.progress
+            : Math.round((done / steps.length) * 100);
         return {
             state: (!Array.isArray(plan) && plan.state) || "",
             progress,

@@ -50,7 +50,18 @@ function getPurifier() {
 export function safeMarkup(html) {
     return markup(
         getPurifier().sanitize(html, {
-            FORBID_TAGS: ["style", "form", "input", "textarea", "select", "iframe", "object", "embed", "svg", "math"],
+            FORBID_TAGS: [
+                "style",
+                "form",
+                "input",
+                "textarea",
+                "select",
+                "iframe",
+                "object",
+                "embed",
+                "svg",
+                "math",
+            ],
             FORBID_ATTR: ["style", "srcset", "formaction", "action"],
         })
     );

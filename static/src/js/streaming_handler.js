@@ -146,7 +146,10 @@ export class StreamingHandler {
             body.reason = params.reason = reason;
         }
         return this.start(body, async () => {
-            const answer = await rpc(approve ? "/agentic_ai/confirm/approve" : "/agentic_ai/confirm/reject", params);
+            const answer = await rpc(
+                approve ? "/agentic_ai/confirm/approve" : "/agentic_ai/confirm/reject",
+                params
+            );
             for (const row of answer.messages) {
                 this.dispatchRow(row);
             }
@@ -181,11 +184,19 @@ export class StreamingHandler {
             // looked up, never sent again.
             return this.poll(String(error));
         }
-        if (!response.ok || !(response.headers.get("Content-Type") || "").includes("text/event-stream")) {
+        if (
+            !response.ok ||
+            !(response.headers.get("Content-Type") || "").includes("text/event-stream")
+        ) {
             const refusal = await this.refusal(response);
             if (refusal) {
                 this.emit("error", { message: refusal });
-                return this.finish({ thread_id: this.threadId, state: null, error: refusal, refused: true });
+                return this.finish({
+                    thread_id: this.threadId,
+                    state: null,
+                    error: refusal,
+                    refused: true,
+                });
             }
             return this.fallBack(fallback);
         }
@@ -218,7 +229,12 @@ export class StreamingHandler {
         } catch (error) {
             const message = (error.data && error.data.message) || error.message || String(error);
             this.emit("error", { message });
-            return this.finish({ thread_id: this.threadId, state: null, error: message, refused: true });
+            return this.finish({
+                thread_id: this.threadId,
+                state: null,
+                error: message,
+                refused: true,
+            });
         }
         return this.poll();
     }
@@ -268,7 +284,12 @@ export class StreamingHandler {
 
     dispatch(event) {
         const data = event.data;
-        if (data && typeof data === "object" && typeof data.id === "number" && event.name !== "done") {
+        if (
+            data &&
+            typeof data === "object" &&
+            typeof data.id === "number" &&
+            event.name !== "done"
+        ) {
             this.afterId = Math.max(this.afterId, data.id);
         }
         if (event.name === "done") {
@@ -326,7 +347,10 @@ export class StreamingHandler {
         while (!this.aborted && !this.finished) {
             let answer;
             try {
-                answer = await rpc("/agentic_ai/chat/poll", { thread_id: this.threadId, after_id: this.afterId });
+                answer = await rpc("/agentic_ai/chat/poll", {
+                    thread_id: this.threadId,
+                    after_id: this.afterId,
+                });
             } catch {
                 answer = null; // offline for a moment: try again
             }

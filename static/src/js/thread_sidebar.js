@@ -23,7 +23,9 @@ export class ThreadSidebar extends Component {
     get visibleThreads() {
         const search = this.state.search.trim().toLowerCase();
         return search
-            ? this.props.threads.filter((thread) => (thread.name || "").toLowerCase().includes(search))
+            ? this.props.threads.filter((thread) =>
+                  (thread.name || "").toLowerCase().includes(search)
+              )
             : this.props.threads;
     }
 

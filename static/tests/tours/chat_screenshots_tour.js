@@ -49,11 +49,18 @@ function send(text) {
     ];
 }
 
-const idle = { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_stop)):not(:has(.o_agentic_ai_cursor)) .o_agentic_ai_send" };
+const idle = {
+    trigger:
+        ".o_agentic_ai_chat:not(:has(.o_agentic_ai_stop)):not(:has(.o_agentic_ai_cursor)) .o_agentic_ai_send",
+};
 
 /** WCAG contrast ratio of the text colour of `el` on its background. */
 function contrast(el) {
-    const rgb = (css) => css.match(/[\d.]+/g).slice(0, 3).map(Number);
+    const rgb = (css) =>
+        css
+            .match(/[\d.]+/g)
+            .slice(0, 3)
+            .map(Number);
     const luminance = (css) => {
         const [r, g, b] = rgb(css).map((v) => {
             v /= 255;
@@ -63,7 +70,11 @@ function contrast(el) {
     };
     const style = getComputedStyle(el);
     const [a, b] = [luminance(style.color), luminance(style.backgroundColor)].sort((x, y) => y - x);
-    return { ratio: (a + 0.05) / (b + 0.05), color: style.color, background: style.backgroundColor };
+    return {
+        ratio: (a + 0.05) / (b + 0.05),
+        color: style.color,
+        background: style.backgroundColor,
+    };
 }
 
 registry.category("web_tour.tours").add("agentic_ai_chat_screenshots_stream", {
@@ -77,8 +88,15 @@ registry.category("web_tour.tours").add("agentic_ai_chat_screenshots_stream", {
         // Tokens arriving: part of the answer and the cursor.
         shot("chat-streaming", ".o_agentic_ai_streaming:contains(prices) .o_agentic_ai_cursor"),
         idle,
-        { trigger: ".o_agentic_ai_bubble_tool_call:contains(create_quotation) .o_agentic_ai_tool_toggle", run: "click" },
-        shot("chat-tool-step", ".o_agentic_ai_bubble_tool_call .o_agentic_ai_tool_detail:contains(Office Chair Black)"),
+        {
+            trigger:
+                ".o_agentic_ai_bubble_tool_call:contains(create_quotation) .o_agentic_ai_tool_toggle",
+            run: "click",
+        },
+        shot(
+            "chat-tool-step",
+            ".o_agentic_ai_bubble_tool_call .o_agentic_ai_tool_detail:contains(Office Chair Black)"
+        ),
     ],
 });
 
@@ -87,7 +105,10 @@ registry.category("web_tour.tours").add("agentic_ai_chat_screenshots_confirmatio
     steps: () => [
         { trigger: "select.o_agentic_ai_agent_select", run: `selectByLabel ${AGENT}` },
         ...send("Screenshot Partner moved: update their phone and email"),
-        shot("chat-confirmation", ".o_agentic_ai_confirmation:contains(Screenshot Partner) .o_agentic_ai_approve"),
+        shot(
+            "chat-confirmation",
+            ".o_agentic_ai_confirmation:contains(Screenshot Partner) .o_agentic_ai_approve"
+        ),
         { trigger: ".o_agentic_ai_approve", run: "click" },
         { trigger: ".o_agentic_ai_bubble_assistant:contains(are updated)" },
         idle,
@@ -108,14 +129,18 @@ registry.category("web_tour.tours").add("agentic_ai_chat_screenshots_dark", {
                 if (!document.querySelector('link[href*="web.assets_web_dark"]')) {
                     throw new Error("the web.assets_web_dark bundle is not loaded");
                 }
-                const bubble = document.querySelector(".o_agentic_ai_bubble_assistant[data-message-id]");
+                const bubble = document.querySelector(
+                    ".o_agentic_ai_bubble_assistant[data-message-id]"
+                );
                 if (getComputedStyle(bubble).borderTopLeftRadius !== "12px") {
                     throw new Error("the chat's SCSS is missing from web.assets_web_dark");
                 }
             },
         },
         shot("chat-dark", ".o_agentic_ai_bubble_user", () => ({
-            assistant: contrast(document.querySelector(".o_agentic_ai_bubble_assistant[data-message-id]")),
+            assistant: contrast(
+                document.querySelector(".o_agentic_ai_bubble_assistant[data-message-id]")
+            ),
             user: contrast(document.querySelector(".o_agentic_ai_bubble_user")),
             tool: contrast(document.querySelector(".o_agentic_ai_tool")),
             chat: getComputedStyle(document.querySelector(".o_agentic_ai_chat")).backgroundColor,

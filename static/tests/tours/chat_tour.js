@@ -42,8 +42,15 @@ registry.category("web_tour.tours").add("agentic_ai_chat_quotation", {
         ...send("Create a quotation for Azure Interior: 3 Office Chair Black and 1 Large Cabinet"),
         { trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(Azure Interior)" },
         // The tool steps, collapsed, with their arguments on a click.
-        { trigger: ".o_agentic_ai_bubble_tool_call:contains(create_quotation) .o_agentic_ai_tool_toggle", run: "click" },
-        { trigger: ".o_agentic_ai_bubble_tool_call .o_agentic_ai_tool_detail:contains(Office Chair Black)" },
+        {
+            trigger:
+                ".o_agentic_ai_bubble_tool_call:contains(create_quotation) .o_agentic_ai_tool_toggle",
+            run: "click",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_bubble_tool_call .o_agentic_ai_tool_detail:contains(Office Chair Black)",
+        },
         { trigger: ".o_agentic_ai_bubble_tool_result:contains(create_quotation)" },
         // Tokens arrive before the answer ends: the streaming cursor is there.
         { trigger: ".o_agentic_ai_streaming .o_agentic_ai_cursor" },
@@ -57,14 +64,19 @@ registry.category("web_tour.tours").add("agentic_ai_chat_quotation", {
         // A foreign image waits for a click, then loads.
         { trigger: ".o_agentic_ai_chat:not(:has(img.o_agentic_ai_image))" },
         {
-            trigger: ".o_agentic_ai_bubble_assistant button.o_agentic_ai_image_placeholder[data-src*='/web/static/img/logo.png']",
+            trigger:
+                ".o_agentic_ai_bubble_assistant button.o_agentic_ai_image_placeholder[data-src*='/web/static/img/logo.png']",
             run: "click",
         },
-        { trigger: ".o_agentic_ai_bubble_assistant img.o_agentic_ai_image[src*='/web/static/img/logo.png']" },
+        {
+            trigger:
+                ".o_agentic_ai_bubble_assistant img.o_agentic_ai_image[src*='/web/static/img/logo.png']",
+        },
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_image_placeholder))" },
         // The quotation's link in the reply opens its form.
         {
-            trigger: ".o_agentic_ai_bubble_assistant a.o_agentic_ai_record_link[data-res-model='sale.order']",
+            trigger:
+                ".o_agentic_ai_bubble_assistant a.o_agentic_ai_record_link[data-res-model='sale.order']",
             run() {
                 quotationName = this.anchor.textContent.trim();
                 if (!/^S\d{5}$/.test(quotationName)) {
@@ -114,9 +126,15 @@ registry.category("web_tour.tours").add("agentic_ai_chat_confirmation", {
         idle(),
         // a long value is folded, never cut: shown whole on demand (issue 23 point 5)
         ...send("note on Tour Partner B"),
-        { trigger: ".o_agentic_ai_changes:not(:contains(END-OF-NOTE)) .o_agentic_ai_show_whole:contains(show all)",
-          run: "click" },
-        { trigger: ".o_agentic_ai_changes:contains(END-OF-NOTE):not(:has(.o_agentic_ai_show_whole))" },
+        {
+            trigger:
+                ".o_agentic_ai_changes:not(:contains(END-OF-NOTE)) .o_agentic_ai_show_whole:contains(show all)",
+            run: "click",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_changes:contains(END-OF-NOTE):not(:has(.o_agentic_ai_show_whole))",
+        },
         { trigger: ".o_agentic_ai_cancel", run: "click" },
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_confirmation))" },
         idle(),
@@ -184,7 +202,11 @@ registry.category("web_tour.tours").add("agentic_ai_chat_br32", {
                 }
                 // Raw HTML is shown as text.
                 const text = bubble.textContent;
-                for (const raw of ["<img src=x onerror=", "<svg onload=", "<script>window.__pwned=4</script>"]) {
+                for (const raw of [
+                    "<img src=x onerror=",
+                    "<svg onload=",
+                    "<script>window.__pwned=4</script>",
+                ]) {
                     if (!text.includes(raw)) {
                         throw new Error(`the raw HTML ${raw} is not shown as text`);
                     }
@@ -193,7 +215,8 @@ registry.category("web_tour.tours").add("agentic_ai_chat_br32", {
         },
         // The link text does nothing when clicked.
         {
-            trigger: ".o_agentic_ai_bubble_assistant .o_agentic_ai_html :contains(javascript:window.__pwned=3):not(:has(*:contains(javascript:window.__pwned=3)))",
+            trigger:
+                ".o_agentic_ai_bubble_assistant .o_agentic_ai_html :contains(javascript:window.__pwned=3):not(:has(*:contains(javascript:window.__pwned=3)))",
             run: "click",
         },
         {
@@ -237,9 +260,13 @@ registry.category("web_tour.tours").add("agentic_ai_chat_polling_send", {
 registry.category("web_tour.tours").add("agentic_ai_chat_polling_receive", {
     url: "/odoo/action-agentic_ai.chat_action",
     steps: () => [
-        { trigger: ".o_agentic_ai_thread:contains(summarise my week) .o_agentic_ai_thread_name", run: "click" },
         {
-            trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(processed in the background)",
+            trigger: ".o_agentic_ai_thread:contains(summarise my week) .o_agentic_ai_thread_name",
+            run: "click",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_bubble_assistant[data-message-id]:contains(processed in the background)",
             run() {
                 count(".o_agentic_ai_bubble_user", 1);
                 count(".o_agentic_ai_bubble_assistant", 1);
@@ -249,10 +276,15 @@ registry.category("web_tour.tours").add("agentic_ai_chat_polling_receive", {
         // A second message, polled while the processor runs it: each row once.
         ...send("and the week before?"),
         // The processor runs in the test's own thread, on the cursor the page's polls share: give it time.
-        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(the week before was quiet)", timeout: 45000 },
+        {
+            trigger:
+                ".o_agentic_ai_bubble_assistant[data-message-id]:contains(the week before was quiet)",
+            timeout: 45000,
+        },
         idle(),
         {
-            trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_pending)):not(:has(.o_agentic_ai_thinking))",
+            trigger:
+                ".o_agentic_ai_chat:not(:has(.o_agentic_ai_pending)):not(:has(.o_agentic_ai_thinking))",
             run() {
                 count(".o_agentic_ai_bubble_user", 2);
                 count(".o_agentic_ai_bubble_user[data-message-id]", 2);
@@ -266,18 +298,28 @@ registry.category("web_tour.tours").add("agentic_ai_chat_phone", {
     url: "/odoo/action-agentic_ai.chat_action",
     steps: () => [
         // At a phone's width the conversations are folded away, one tap from the header.
-        { trigger: ".o_agentic_ai_chat:not(.o_agentic_ai_sidebar_open) .o_agentic_ai_sidebar_toggle", run: "click" },
+        {
+            trigger:
+                ".o_agentic_ai_chat:not(.o_agentic_ai_sidebar_open) .o_agentic_ai_sidebar_toggle",
+            run: "click",
+        },
         { trigger: ".o_agentic_ai_sidebar .o_agentic_ai_new_thread", run: "click" },
-        { trigger: ".o_agentic_ai_chat:not(.o_agentic_ai_sidebar_open) select.o_agentic_ai_agent_select",
-          run: `selectByLabel ${AGENT}` },
+        {
+            trigger:
+                ".o_agentic_ai_chat:not(.o_agentic_ai_sidebar_open) select.o_agentic_ai_agent_select",
+            run: `selectByLabel ${AGENT}`,
+        },
         ...send("hello from my phone"),
         { trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(hello from my phone)" },
         {
-            trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(Hello from the desk)",
+            trigger:
+                ".o_agentic_ai_bubble_assistant[data-message-id]:contains(Hello from the desk)",
             run() {
                 const box = this.anchor.getBoundingClientRect();
                 if (box.left < 0 || box.right > window.innerWidth + 1) {
-                    throw new Error(`the reply overflows the screen: ${box.left}-${box.right} of ${window.innerWidth}`);
+                    throw new Error(
+                        `the reply overflows the screen: ${box.left}-${box.right} of ${window.innerWidth}`
+                    );
                 }
             },
         },
@@ -289,16 +331,37 @@ registry.category("web_tour.tours").add("agentic_ai_chat_plan_panel", {
     url: "/odoo/action-agentic_ai.chat_action",
     steps: () => [
         // Opening a conversation shows its latest plan (/agentic_ai/thread/plan): state, progress, why, steps.
-        { trigger: ".o_agentic_ai_thread:contains(Plan tour) .o_agentic_ai_thread_name", run: "click" },
-        { trigger: ".o_agentic_ai_plan[data-plan-state=replanning] .o_agentic_ai_plan_state:contains(replanning)" },
+        {
+            trigger: ".o_agentic_ai_thread:contains(Plan tour) .o_agentic_ai_thread_name",
+            run: "click",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_plan[data-plan-state=replanning] .o_agentic_ai_plan_state:contains(replanning)",
+        },
         { trigger: ".o_agentic_ai_plan .o_agentic_ai_plan_progress:contains(50%)" },
         { trigger: ".o_agentic_ai_plan .o_agentic_ai_plan_reason:contains(complex request)" },
-        { trigger: ".o_agentic_ai_plan_step[data-step-state=completed]:contains(1. Create the purchase order) .fa-check-circle" },
+        {
+            trigger:
+                ".o_agentic_ai_plan_step[data-step-state=completed]:contains(1. Create the purchase order) .fa-check-circle",
+        },
         { trigger: ".o_agentic_ai_plan_step[data-step-state=completed]:contains(P00042)" },
-        { trigger: ".o_agentic_ai_plan_step[data-step-state=skipped]:contains(2. Receive the goods) .fa-minus-circle" },
-        { trigger: ".o_agentic_ai_plan_step[data-step-state=failed]:contains(3. Create the sale order) .fa-times-circle" },
-        { trigger: ".o_agentic_ai_plan_step[data-step-state=failed]:contains(no price for the vendor)" },
-        { trigger: ".o_agentic_ai_plan_step[data-step-state=running]:contains(4. Invoice the sale) .fa-spinner" },
+        {
+            trigger:
+                ".o_agentic_ai_plan_step[data-step-state=skipped]:contains(2. Receive the goods) .fa-minus-circle",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_plan_step[data-step-state=failed]:contains(3. Create the sale order) .fa-times-circle",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_plan_step[data-step-state=failed]:contains(no price for the vendor)",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_plan_step[data-step-state=running]:contains(4. Invoice the sale) .fa-spinner",
+        },
         // A new conversation has no plan.
         { trigger: ".o_agentic_ai_new_thread", run: "click" },
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_plan)) .o_agentic_ai_empty" },
@@ -309,8 +372,15 @@ registry.category("web_tour.tours").add("agentic_ai_chat_citations", {
     url: "/odoo/action-agentic_ai.chat_action",
     steps: () => [
         // An answer's knowledge references are numbered citations; one opens its source.
-        { trigger: ".o_agentic_ai_thread:contains(Citations tour) .o_agentic_ai_thread_name", run: "click" },
-        { trigger: ".o_agentic_ai_bubble_assistant .o_agentic_ai_citation:contains([1] Returns Handbook)", run: "click" },
+        {
+            trigger: ".o_agentic_ai_thread:contains(Citations tour) .o_agentic_ai_thread_name",
+            run: "click",
+        },
+        {
+            trigger:
+                ".o_agentic_ai_bubble_assistant .o_agentic_ai_citation:contains([1] Returns Handbook)",
+            run: "click",
+        },
         { trigger: ".o_form_view .o_field_widget[name=name]" },
         { trigger: ".o_control_panel .o_breadcrumb:contains(Returns Handbook)" },
     ],
