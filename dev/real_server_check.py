@@ -21,8 +21,6 @@ import logging
 import os
 import time
 
-from odoo.addons.agentic_ai.engine.runtime import AgentRuntime
-
 env = env  # provided by odoo-bin shell  # noqa: F821, PLW0127
 logging.getLogger("httpx").setLevel(logging.WARNING)
 URL = os.environ["AGENTIC_AI_REAL_SERVER_URL"]
@@ -52,7 +50,7 @@ def turn(message, stream=False, thread=None):
     tokens = []
     emit = (lambda event, data: tokens.append(data.get("text", "")) if event == "token" else None) if stream else None
     started = time.monotonic()
-    result = AgentRuntime(agent, thread, emit=emit).run_turn(message)
+    result = thread.send_message(message, emit=emit)  # the product's one door (agentic.ai.thread)
     env.cr.commit()
     return thread, result, "".join(tokens), time.monotonic() - started
 
