@@ -10,7 +10,7 @@ from odoo.http import request
 from odoo.tools import str2bool
 
 from ..engine.runtime import MAX_MESSAGE_CHARS
-from ..engine.text.clean_text import clean_text
+from ..engine.text.clean_text import clean_text, is_blank
 from ..tools.values.json_values import to_json_value
 
 MAX_NAME_CHARS = 200
@@ -69,7 +69,7 @@ class AgenticAiChatController(http.Controller):
         characters once cleaned (as the runtime counts them); UserError
         naming the parameter ``name`` otherwise, before anything is stored
         or streamed."""
-        if not isinstance(message, str) or not message.strip():
+        if is_blank(message):
             raise UserError(request.env._("Parameter %s must be a non-empty text.", name))
         length = len(clean_text(message))
         if length > MAX_MESSAGE_CHARS:

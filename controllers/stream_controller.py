@@ -120,9 +120,12 @@ def _runner(dbname, uid, context, thread_id, job):
                 else:
                     result = thread.handle_confirmation(job[1], job[4], tool_call_id=job[2], confirmation_id=job[3],
                                                         **hooks)
+            # Refused under the run lock (another request took the thread after this one's checks): this request
+            # ran nothing; the stream is open already, so the refusal's status travels in the error event.
             except UserError as exc:
-                relay.emit("error", {"message": str(exc)})  # refused: this request ran nothing
-                relay.emit("done", {"state": thread.state, "thread_id": thread_id, "error": str(exc)})
+                relay.emit("error", {"message": str(exc), "status": _status_of(exc)})
+                thread.invalidate_recordset()
+                relay.emit("done", {"thread_id": thread_id, "state": thread.state, "reply": None, "error": str(exc)})
                 return
             if result.state == "error":
                 relay.emit("error", {"message": result.error or result.reply})

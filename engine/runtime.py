@@ -1,11 +1,18 @@
-"""AgentRuntime (spec 000 §4.1, §4.2, §4.5): the ReAct loop.
+"""AgentRuntime (spec 000 §4.1, §4.2, §4.5): one turn loop.
 
 Instantiated per request with an agent and a thread; reads the run's
 settings once (``RunContext``) and the transcript once per turn
-(``Transcript``); keeps no ORM state of its own between calls. runtime →
-executor → tool → observer → thread is one straight line; every step is
-written to the thread (the transcript is the state) and to the execution
-log."""
+(``Transcript``); keeps no ORM state of its own between calls. A turn is
+one loop (``_turn``, issue 25 point 1): what opened it (a message, an
+answer to a confirmation) appends its rows, then each pass decides the
+next step from the transcript and the open plan (make the plan, run a plan
+step, or a ReAct step: call the model and run the calls it asked for),
+until a step ends the turn by raising ``TurnEnd``, the one way out,
+stored by ``_finish``. Plan-and-Execute and Hybrid are steps of that loop
+(engine/turn/plan_steps.py), as are the confirmation's answers
+(engine/turn/confirmation_steps.py). runtime → executor → tool → observer →
+thread is one straight line; every step is written to the thread (the
+transcript is the state) and to the execution log."""
 from __future__ import annotations
 
 import logging
@@ -24,11 +31,11 @@ from .guard.provenance import Provenance, field_info_of
 from .guard.rate_limits import check as check_rate_limits
 from .memory_manager import MemoryManager
 from .observer import Observer
-from .text.clean_text import clean_text
-from .turn.agent_result import AgentResult
+from .text.clean_text import clean_text, is_blank
+from .turn.agent_result import AgentResult, TurnEnd
 from .turn.confirmation_steps import ConfirmationSteps
 from .turn.llm_calls import ContextOverflow, Interrupted, LLMCaller, LLMUnavailable, retry_delay
-from .turn.plan_steps import PlanSteps, close_open_plans
+from .turn.plan_steps import OPEN_PLAN_STATES, PlanSteps, close_open_plans
 from .turn.run_context import build_run_context
 from .turn.transcript import Transcript
 from .turn.turn_limits import MAX_TOOL_CALLS_PER_TURN, RepeatGuard, TurnLimitReached
@@ -73,11 +80,14 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
         self.references: list[dict] = []  # knowledge excerpts given to this turn (_prepare_prompt)
         self.memory = MemoryManager(thread, self.context.enable_memory)
-        self.planner = self._new_planner()  # engine/planner.py, used by Plan-and-Execute (runtime_plan.py)
+        self.planner = self._new_planner()  # engine/planner.py, used by Plan-and-Execute (turn/plan_steps.py)
+        self.plan_wanted: tuple[str, str] | None = None  # (goal, why) when the next step is to make a plan
+        self.plan = None  # the open agentic.ai.plan this turn runs, once made (or resumed)
+        self.empty_answers = 0  # empty model answers of this turn: the first is asked again
         self.iterations = 0
         self.history_cap: int | None = None  # tokens of history, once a provider said the request was too long
         self.tool_call_count = 0
-        self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (runtime_plan.py)
+        self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (plan_steps.py)
         self.repeats = RepeatGuard(self.context.tools)  # identical calls of this turn (issue 12, BR-10)
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
 
@@ -93,7 +103,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         door its status). The agent's ``execution_mode`` (Hybrid: the message's
         complexity) decides between ReAct and Plan-and-Execute; the thread
         keeps which and why (spec §4.3–4.4)."""
-        if not isinstance(user_message, str) or not user_message.strip():
+        if is_blank(user_message):
             raise UserError(self.env._("The message is empty."))
         user_message = clean_text(user_message)
         if len(user_message) > MAX_MESSAGE_CHARS:
@@ -103,9 +113,12 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             if self.thread.state in ("queued", "executing"):
                 raise LockError(self.env._("This conversation is busy: %s.", dict(
                     self.thread._fields["state"]._description_selection(self.env))[self.thread.state]))
-            return self._guarded(self._start_turn, user_message)
+            return self._guarded(self._turn, self._open_with_message, user_message)
 
-    def _start_turn(self, user_message: str) -> AgentResult:
+    def _open_with_message(self, user_message: str) -> None:
+        """The opening of a turn sent a message: a confirmation still
+        waiting is closed, the message is appended, the prompt prepared and
+        the mode chosen (Plan-and-Execute: the plan is the loop's next step)."""
         self.transcript = self._load_transcript()
         if self.thread.state == "waiting_confirmation":
             self._close_pending(self.env._("the user sent a new message instead of answering"))
@@ -119,8 +132,31 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint()
         if mode == "plan_and_execute":
-            return self._plan_and_execute(user_message.strip(), reason)
-        return self._react_loop()
+            self.plan_wanted = (user_message.strip(), reason)
+
+    # ------------------------------------------------------------ the loop
+    def _turn(self, opening: Callable, *args) -> AgentResult:
+        """The one turn loop: ``opening(*args)`` appends what opened the turn,
+        then each pass runs the next step (``_next_step``) until one ends
+        the turn. Every end comes out here, as a ``TurnEnd`` or as what a
+        step met (a turn bound, no provider answering, a stop while the
+        model answered), and is stored by ``_finish``."""
+        try:
+            opening(*args)
+            while True:
+                self._next_step()()
+        except (TurnEnd, TurnLimitReached, LLMUnavailable, Interrupted) as exc:
+            return self._finish(self._end_of(exc))
+
+    def _next_step(self) -> Callable[[], None]:
+        """The next step, from the transcript and the open plan: make the
+        plan the mode asked for, run the open plan's next step, or a ReAct
+        step (the model, then the calls it asked for)."""
+        if self.plan_wanted:
+            return self._make_plan
+        if self.plan:
+            return self._plan_step
+        return self._react_step
 
     def _load_transcript(self) -> Transcript:
         """The thread's transcript, its rows fed to this run's provenance
@@ -160,56 +196,45 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         return self.transcript.add_assistant(text, references=self.references or False, **usage)
 
     # ------------------------------------------------------------------ ReAct
-    def _react_loop(self) -> AgentResult:
-        """The ReAct steps until an answer, a pause or a limit; a turn bound
-        reached (engine/turn/turn_limits.py) ends the turn ``completed``."""
-        try:
-            return self._react_steps()
-        except TurnLimitReached as limit:
-            return self._limit_reached(limit)
-
-    def _react_steps(self) -> AgentResult:
-        schemas = self.context.llm_schemas
-        empty_answers = 0
-        while self.iterations < self.context.max_iterations:
-            if self._should_stop():
-                return self._interrupt()
-            limited = self._limit_before_llm()
-            if limited:
-                return limited
-            self.iterations += 1
-            with self.audit.step():  # the LLM call and the tool calls it asks for
-                try:
-                    response, calls = self.llm.answer(self._llm_messages(), schemas,
-                                                      self.transcript.normalize_calls)
-                except ContextOverflow as exc:
-                    if self._trim_history():
-                        self.iterations -= 1  # once: the same step with half the history (issue 24 point 2)
-                        continue
-                    return self._fail(exc)
-                except LLMUnavailable as exc:
-                    return self._fail(exc)
-                except Interrupted as exc:
-                    return self._interrupt(exc.response)
-                if not calls:
-                    content = clean_text(response.content).strip()
-                    if not content:
-                        empty_answers += 1
-                        if empty_answers < 2:
-                            continue
-                        content = self.env._("The model returned an empty response. Please rephrase or try again.")
-                    elif response.finish_reason == "length":
-                        content += "\n\n" + self.env._("(The answer was cut off by the model's output limit.)")
-                    self._answer(content, input_tokens=response.input_tokens, output_tokens=response.output_tokens)
-                    return self._end_turn("completed", content)
-                self.transcript.add_tool_calls(calls, content=response.content or "")
-                self._checkpoint()  # the answer is kept: a death from here leaves calls the repair can close
-                paused = self._run_calls(calls, response.finish_reason)
-                if paused:
-                    return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
-        reply = LIMIT_REPLY.format(n=self.context.max_iterations)
-        self.transcript.add_assistant(reply)
-        return self._end_turn("completed", reply)
+    def _react_step(self) -> None:
+        """One ReAct step (spec §4.2): one LLM call and the calls it asked
+        for. Ends the turn on an answer, a pause for confirmation, a stop,
+        the run's budget or rate limits, or ``max_iterations`` spent; an
+        empty answer is asked again once; a context overflow once halves
+        the history and the same step is taken again."""
+        if self.iterations >= self.context.max_iterations:
+            reply = LIMIT_REPLY.format(n=self.context.max_iterations)
+            self.transcript.add_assistant(reply)
+            raise TurnEnd("completed", reply)
+        if self._should_stop():
+            raise self._interrupted()
+        self._limit_before_llm()
+        self.iterations += 1
+        with self.audit.step():  # the LLM call and the tool calls it asks for
+            try:
+                response, calls = self.llm.answer(self._llm_messages(), self.context.llm_schemas,
+                                                  self.transcript.normalize_calls)
+            except ContextOverflow:
+                if not self._trim_history():
+                    raise
+                self.iterations -= 1  # once: the same step with half the history (issue 24 point 2)
+                return
+            if not calls:
+                content = clean_text(response.content).strip()
+                if not content:
+                    self.empty_answers += 1
+                    if self.empty_answers < 2:
+                        return
+                    content = self.env._("The model returned an empty response. Please rephrase or try again.")
+                elif response.finish_reason == "length":
+                    content += "\n\n" + self.env._("(The answer was cut off by the model's output limit.)")
+                self._answer(content, input_tokens=response.input_tokens, output_tokens=response.output_tokens)
+                raise TurnEnd("completed", content)
+            self.transcript.add_tool_calls(calls, content=response.content or "")
+            self._checkpoint()  # the answer is kept: a death from here leaves calls the repair can close
+            paused = self._run_calls(calls, response.finish_reason)
+            if paused:
+                raise TurnEnd("waiting_confirmation", paused.summary(), confirmation=paused)
 
     def _llm_messages(self, system_prompt: str | None = None) -> list[dict]:
         """The messages of the next LLM call: the system prompt (the turn's,
@@ -232,13 +257,6 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         sent = sum(count(message.get("content") or "") for message in self._llm_messages())
         self.history_cap = sent // 2
         return True
-
-    def _limit_reached(self, limit: TurnLimitReached) -> AgentResult:
-        """End the turn ``completed`` on a turn bound: the user reads
-        ``limit.reply``, an ``error`` log row records ``limit.reason``."""
-        self.transcript.add_assistant(limit.reply)
-        self.audit.record("error", success=False, error_message=limit.reason)
-        return self._end_turn("completed", limit.reply)
 
     def _run_calls(self, calls, finish_reason: str) -> ConfirmationRequest | None:
         """Execute the calls of one answer in order and store each
@@ -287,37 +305,37 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         return None
 
     # -------------------------------------------------------------- LLM calls
-    def _limit_before_llm(self) -> AgentResult | None:
-        """End the turn, before an LLM call, when the run's budget (tokens,
-        cost) is spent or a rate limit of Settings is reached; else None."""
+    def _limit_before_llm(self) -> None:
+        """End the turn (TurnEnd), before an LLM call, when the run's budget
+        (tokens, cost) is spent or a rate limit of Settings is reached."""
         within, why = self.tracker.check_budget(self.context.max_cost_per_run, self.context.max_tokens_per_run)
         if not within:
             reply = self.env._("I stopped before finishing: this request reached its %s. What I did so far is "
                                "above.", why)
             self.transcript.add_assistant(reply)
             self.audit.record("error", success=False, error_message=why)
-            return self._end_turn("completed", reply)
-        return self._rate_limited()
+            raise TurnEnd("completed", reply)
+        self._rate_limited()
 
-    def _rate_limited(self) -> AgentResult | None:
-        """End the turn, before any request is sent, when a rate limit of
-        Settings is reached (spec §7.5): the user reads which limit and when
-        it resets, and an ``error`` row records it. Windows end at the
-        transaction's time, the time the log rows are stamped with."""
+    def _rate_limited(self) -> None:
+        """End the turn (TurnEnd ``error``), before any request is sent, when
+        a rate limit of Settings is reached (spec §7.5): the user reads which
+        limit and when it resets, and an ``error`` row records it. Windows end
+        at the transaction's time, the time the log rows are stamped with."""
         limits = self.context.rate_limits
         if not limits.active:
-            return None
+            return
         now = self.env.cr.now()
         usage = self.env["agentic.ai.execution.log"]._rate_limit_usage(
             self.thread.user_id.id, self.context.agent_id, self.thread.company_id.id, now)
         hit = check_rate_limits(limits, usage, now)
         if not hit:
-            return None
+            return
         reply = hit.message(now, self.thread.user_id.tz)
         self.transcript.add_assistant(reply)
         self.audit.record("error", success=False, error_message=reply,
                           input_data={"rate_limit": hit.key, "limit": hit.limit, "used": hit.used})
-        return self._end_turn("error", reply, error=reply)
+        raise TurnEnd("error", reply, error=reply)
 
     # ---------------------------------------------------- durability, stops
     @contextmanager
@@ -410,15 +428,15 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             return True
         return False
 
-    def _interrupt(self, partial=None) -> AgentResult:
-        """End the turn ``interrupted``: the partial answer (an LLMResponse,
-        its usage already logged) is kept with a note."""
+    def _interrupted(self, partial=None) -> TurnEnd:
+        """The end of a turn stopped (``interrupted``): the partial answer
+        (an LLMResponse, its usage already logged) is kept with a note."""
         note = self.env._("(Interrupted: %s.)", self.stop_reason or self.env._("stopped"))
         text = clean_text(partial.content).strip() if partial is not None else ""
         reply = f"{text}\n\n{note}" if text else note
         usage = {"input_tokens": partial.input_tokens, "output_tokens": partial.output_tokens} if partial else {}
         self.transcript.add_assistant(reply, **usage)
-        return self._end_turn("interrupted", reply)
+        return TurnEnd("interrupted", reply)
 
     def _row_event(self, row) -> None:
         """Relay a transcript row the run added as its §10.2 event."""
@@ -433,8 +451,26 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             self.emit("message", data)
 
     # ------------------------------------------------------------------ ends
-    def _fail(self, exc: LLMUnavailable) -> AgentResult:
-        """End the turn ``error`` on the model's failure, named for what it
+    def _end_of(self, exc: Exception) -> TurnEnd:
+        """The TurnEnd of what ended the loop: a step's own, or what a step
+        met, its last row stored here: a turn bound (``completed``, with the
+        open plan's progress), no provider answering (``error``), a stop
+        while the model answered (``interrupted``)."""
+        if isinstance(exc, TurnEnd):
+            return exc
+        if isinstance(exc, Interrupted):
+            return self._interrupted(exc.response)
+        if isinstance(exc, LLMUnavailable):
+            return self._failed(exc)
+        reply = exc.reply  # TurnLimitReached: repeated calls, LLM calls or time of the turn (turn_limits.py)
+        if self.plan and self.plan.state in OPEN_PLAN_STATES and self.plan.step_ids:
+            reply = f"{reply}\n\n{self.plan.get_progress_summary()}"
+        self.transcript.add_assistant(reply)
+        self.audit.record("error", success=False, error_message=exc.reason)
+        return TurnEnd("completed", reply)
+
+    def _failed(self, exc: LLMUnavailable) -> TurnEnd:
+        """The end (``error``) of a turn the model failed, named for what it
         was (issue 24 point 2): a conversation too long for the model, a
         request the provider refused (its own message), or a service that
         did not answer after its retries and the fallback. The reply is the
@@ -456,21 +492,26 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         _logger.warning("Conversation %s: the turn failed on the model: %s", self.thread.id, clean_text(exc, 2000))
         self.transcript.add_assistant(reply, failure=True)
         self.audit.record("error", success=False, error_message=str(exc))
-        return self._end_turn("error", reply, error=str(exc))
+        return TurnEnd("error", reply, error=str(exc))
 
-    def _end_turn(self, state: str, reply: str, error: str | None = None,
-                  confirmation: ConfirmationRequest | None = None) -> AgentResult:
-        if state != "waiting_confirmation":  # a plan still open ends with its turn, never left planning
-            close_open_plans(self.thread, "cancelled" if state == "interrupted" else "failed", error or reply)
-        self.thread._set_runtime_state(state=state, last_error=error or False)
-        if state == "completed":
+    def _finish(self, end: TurnEnd) -> AgentResult:
+        """Store how the turn ended (``end``) and return the run's result:
+        a plan still open ends with its turn (never left planning) unless
+        the turn waits for a confirmation; a completed turn leaves its
+        memories to be consolidated; the final commit seals the log."""
+        if end.state != "waiting_confirmation":
+            close_open_plans(self.thread, "cancelled" if end.state == "interrupted" else "failed",
+                             end.error or end.reply)
+        self.thread._set_runtime_state(state=end.state, last_error=end.error or False)
+        if end.state == "completed":
             self.memory.mark_pending()
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint(final=True)
         summary = self.tracker.get_summary()
         return AgentResult(
-            thread_id=self.thread.id, state=state, reply=reply, iterations=self.iterations,
+            thread_id=self.thread.id, state=end.state, reply=end.reply, iterations=self.iterations,
             tool_calls=self.tool_call_count, input_tokens=summary["total_input_tokens"],
             output_tokens=summary["total_output_tokens"], cost=summary["total_cost"],
-            error=error, confirmation=confirmation, message_ids=list(self.transcript.new_ids),
+            error=end.error, confirmation=end.confirmation,
+            message_ids=list(self.transcript.new_ids) if self.transcript else [],
         )

@@ -7,7 +7,7 @@ from odoo.exceptions import AccessError, LockError, UserError, ValidationError
 from ..engine.durable import durability
 from ..engine.guard.confirmation import ConfirmationRequest
 from ..engine.runtime import MAX_MESSAGE_CHARS, AgentRuntime
-from ..engine.text.clean_text import clean_text
+from ..engine.text.clean_text import clean_text, is_blank
 from ..engine.turn.agent_result import AgentResult
 from ..engine.turn.transcript import Transcript
 from ..llm.usage import FIGURES as USAGE_FIGURES
@@ -392,7 +392,7 @@ class AgenticAiThread(models.Model):
         LockError (a run holds the thread, or it is queued or executing).
         The stream route asks it before it answers (issue 25 point 3)."""
         self._check_can_run()
-        if not isinstance(message, str) or not message.strip():
+        if is_blank(message):
             raise UserError(self.env._("The message is empty."))
         if len(clean_text(message)) > MAX_MESSAGE_CHARS:
             raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",

@@ -7,6 +7,11 @@ from odoo.http import request
 from ..engine.text.markdown_render import render_markdown
 from ..tools.values.json_values import json_rows
 
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
 # The fields of a row as every door gives it (see _payloads).
 PAYLOAD_FIELDS = ["id", "role", "content", "tool_name", "tool_call_id", "tool_arguments", "tool_status", "create_date",
                   "references", "llm_failure"]
@@ -119,12 +124,14 @@ class AgenticAiThreadMessage(models.Model):
         return rows
 
     def _arguments_value(self):
-        """``tool_arguments`` as JSON data, the raw text when it is not
-        valid JSON, None when empty."""
+        """``tool_arguments`` as JSON data when it is a JSON object or array
+        of strict JSON (no NaN or Infinity, which no JSON parser reads), else
+        the text as the model sent it; None when empty."""
         self.ensure_one()
         if not self.tool_arguments:
             return None
         try:
-            return json.loads(self.tool_arguments)
+            value = json.loads(self.tool_arguments, parse_constant=_refuse_constant)
         except (ValueError, RecursionError):
             return self.tool_arguments
+        return value if isinstance(value, (dict, list)) else self.tool_arguments

@@ -34,7 +34,7 @@ from odoo.tools import SQL
 
 from ..engine.durable.queue import QueueSettings, is_lock_conflict, job_lock, run_deadline
 from ..engine.runtime import MAX_MESSAGE_CHARS
-from ..engine.text.clean_text import clean_text
+from ..engine.text.clean_text import clean_text, is_blank
 
 _logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class AgenticAiThread(models.Model):
         self._check_owner_access()
         self.agent_id._check_runnable(self.env.user)
         text = clean_text(message).strip() if isinstance(message, str) else ""
-        if not text:
+        if is_blank(text):
             raise UserError(self.env._("The message is empty."))
         if len(text) > MAX_MESSAGE_CHARS:
             raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
@@ -169,11 +169,12 @@ class AgenticAiThread(models.Model):
 
     def _queue_lock_row(self):
         """Lock this thread's row, so that a concurrent send, cancel or claim
-        waits its turn; UserError when another transaction holds it."""
+        waits its turn; LockError (HTTP 409: its kind, never its words) when
+        another transaction holds it."""
         try:
             self.sudo().lock_for_update()
         except LockError:
-            raise UserError(self.env._("This conversation is being changed by another request; try again.")) from None
+            raise LockError(self.env._("This conversation is being changed by another request; try again.")) from None
 
     def _queue_ready_sql(self, settings):
         """Threads whose queued message may be claimed now."""

@@ -184,6 +184,36 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         self.assertEqual([e.name for e in again], [])  # refused before the stream opened
         self.assertEqual(len(self.tool_runs(self.thread)), 1)
 
+    def test_blank_messages_are_refused_by_every_door(self):
+        """Probe (found by a break-it trial): a message of nothing but
+        control, format and white-space characters is empty at every door,
+        before anything is stored or run."""
+        for message in ("\x00", "\x00\x01 \u200b", "\u200b\u200c\ufeff", "\t\r\n\x1f"):
+            with self.subTest(message=repr(message)):
+                self.refused("/agentic_ai/chat/send", "non-empty", thread_id=self.thread.id, message=message)
+                self.refused("/agentic_ai/chat/send_async", "non-empty", thread_id=self.thread.id, message=message)
+                response = self.post_stream({"thread_id": self.thread.id, "message": message})
+                self.assertEqual(response.status_code, 400, response.text)
+        self.assertFalse(self.thread.message_ids, "nothing was stored")
+        self.assertFalse(self.scenario.requests, "the model was not called")
+
+    def test_arguments_that_are_not_strict_json_travel_as_their_text(self):
+        """Probe (found by a break-it trial): a call whose arguments are
+        not a JSON object of strict JSON (NaN, Infinity, a bare value) is
+        given as the text the model sent, by the routes and the stream
+        alike, and every answer is strict JSON."""
+        raw = ["[NaN]", "Infinity", '"just text"', "{not json"]
+        self.script(*[{"tool_calls": [{"name": "odoo_search_read", "arguments": text, "id": f"call_raw_{i}"}]}
+                      for i, text in enumerate(raw)], {"content": "Sorry."})
+        events = self.stream({"thread_id": self.thread.id, "message": "find something"})
+        streamed = [e.data["tool_arguments"] for e in events if e.name == "tool_call"]
+        response = self.url_open("/agentic_ai/thread/messages", json={
+            "jsonrpc": "2.0", "method": "call", "id": 1, "params": {"thread_id": self.thread.id}})
+        rows = strict_json(response.text)["result"]["messages"]
+        routed = [row["tool_arguments"] for row in rows if row["role"] == "tool_call"]
+        self.assertEqual(routed, raw)
+        self.assertEqual(streamed, raw)
+
     def test_client_that_leaves_at_the_confirmation_can_answer_later(self):
         """Probe: the client closes the stream as soon as the confirmation
         request arrives; the thread waits, and the JSON route answers it."""

@@ -37,3 +37,17 @@ class AgentResult(dict):
     def to_dict(self) -> dict:
         """A plain dict: ``confirmation`` as ``{tool_call_id, tool, arguments, reason, risk_level, ...}``."""
         return dict(self)
+
+
+class TurnEnd(Exception):
+    """How a turn ends, the one way out of the turn loop (issue 25 point
+    1): ``state`` (the thread's next state: completed, waiting_confirmation,
+    interrupted, error), ``reply`` (what the user reads), ``error`` (kept on
+    the thread) and ``confirmation`` (the call that waits). Raised by the
+    step that ends the turn, after it stored the turn's last row;
+    ``AgentRuntime._finish`` stores the state and builds the AgentResult."""
+
+    def __init__(self, state: str, reply: str, error: str | None = None,
+                 confirmation: ConfirmationRequest | None = None):
+        super().__init__(state)
+        self.state, self.reply, self.error, self.confirmation = state, reply, error, confirmation

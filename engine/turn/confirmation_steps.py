@@ -3,7 +3,8 @@ issue 10 point 3): pausing on a call that needs the user's approval, and
 the three answers (approve runs exactly the shown call once, reject tells
 the model why, cancel or a new message closes it). Mixed into
 ``AgentRuntime``, whose state (``transcript``, ``executor``, ``thread``)
-it uses."""
+it uses: an answer is the opening of a turn, whose rows it appends before
+the one turn loop goes on (issue 25 point 1)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -11,7 +12,7 @@ from dataclasses import replace
 from odoo.exceptions import UserError
 
 from ..guard.confirmation import ConfirmationRequest, call_key
-from .agent_result import AgentResult
+from .agent_result import AgentResult, TurnEnd
 from .plan_steps import close_open_plans
 
 
@@ -32,12 +33,13 @@ class ConfirmationSteps:
         with self._running():
             self._check_waiting()
             self.thread._check_confirmation_answer(tool_call_id, confirmation_id)
-            return self._guarded(self._resume, approved, reason)
+            return self._guarded(self._turn, self._open_with_answer, approved, reason)
 
-    def _resume(self, approved: bool, reason: str) -> AgentResult:
+    def _open_with_answer(self, approved: bool, reason: str) -> None:
+        """The opening of a turn that answers the waiting confirmation: the
+        answer's row, then the approved call's result (or the rejection's),
+        and the plan it paused open again (``_after_answer``)."""
         request = self._pending_request()
-        if isinstance(request, AgentResult):
-            return request
         name, call_id = request.tool, request.tool_call_id
         # The user approved what they were shown, not what the records have become since (issue 23 point 5):
         # that approval is refused, and the call is judged again as if it were new.
@@ -61,7 +63,7 @@ class ConfirmationSteps:
                     result = replace(result, confirmation_reason=f"Asked again: {changed} since you were asked. "
                                                                  f"{result.confirmation_reason}")
                 paused = self._pause(call_id, name, result)
-                return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
+                raise TurnEnd("waiting_confirmation", paused.summary(), confirmation=paused)
             self.transcript.add_tool_result(call_id, name, self.observer.observe(name, result),
                                             success=result.success, data=result.data, untrusted=result.untrusted)
         elif approved:
@@ -73,25 +75,25 @@ class ConfirmationSteps:
                                             "Do not run it again; propose another way or ask the user.",
                                             success=False, status="rejected")
         self._checkpoint()
-        return self._continue_after_answer(request, approved)  # the paused plan, else ReAct (runtime_plan.py)
+        self._after_answer(request, approved)  # the paused plan open again, else ReAct (plan_steps.py)
 
     def cancel_confirmation(self) -> AgentResult:
         """End a paused turn at the user's word: the pending call is not
         run, the model is not called, the conversation is free again."""
         with self._running():
             self._check_waiting()
-            return self._guarded(self._cancel)
+            return self._guarded(self._turn, self._open_with_cancel)
 
-    def _cancel(self) -> AgentResult:
+    def _open_with_cancel(self) -> None:
+        """The opening, and the end, of a turn that cancels the waiting
+        confirmation: its call is not run, the model is not called."""
         request = self._pending_request()
-        if isinstance(request, AgentResult):
-            return request
         self._close_pending(self.env._("the user cancelled the request"), request)
         reply = self.env._("Cancelled: %s was not run, and nothing else will be done for this request.",
                            request.tool)
         close_open_plans(self.thread, "cancelled", reply)  # the user's word: cancelled, not failed
         self.transcript.add_assistant(reply)
-        return self._end_turn("completed", reply)
+        raise TurnEnd("completed", reply)
 
     def _close_pending(self, why: str, request: ConfirmationRequest | None = None) -> None:
         """Close the waiting confirmation as cancelled: its call gets its one
@@ -114,10 +116,10 @@ class ConfirmationSteps:
         if self.thread.state != "waiting_confirmation" or not self.thread.pending_confirmation:
             raise UserError(self.env._("This conversation is not waiting for a confirmation."))
 
-    def _pending_request(self) -> ConfirmationRequest | AgentResult:
+    def _pending_request(self) -> ConfirmationRequest:
         """The paused call, with the transcript loaded; when it cannot be
-        read, the turn ended with an error (an ``AgentResult``) so that the
-        conversation is never left waiting for an answer nothing can take."""
+        read, the turn ends with an error (TurnEnd) so that the conversation
+        is never left waiting for an answer nothing can take."""
         self.transcript = self._load_transcript()
         try:
             return ConfirmationRequest.from_json(self.thread.pending_confirmation or "")
@@ -127,7 +129,7 @@ class ConfirmationSteps:
             self.thread._set_runtime_state(pending_confirmation=False)
             self.transcript.add_assistant(reply)
             self.audit.record("error", success=False, error_message="unreadable pending confirmation")
-            return self._end_turn("error", reply, error="unreadable pending confirmation")
+            raise TurnEnd("error", reply, error="unreadable pending confirmation") from None
 
     def _pause(self, call_id: str, name: str, result) -> ConfirmationRequest:
         """Store the confirmation request of a call that waits (``result``:

@@ -1,7 +1,10 @@
-"""Plan-and-Execute and Hybrid in the runtime (spec 000 §4.3, §4.4;
-issue 12 points 2 and 3). Mixed into ``AgentRuntime``, whose state
-(``transcript``, ``llm``, ``audit``, ``thread``) and steps (``_run_calls``,
-``_checkpoint``, ``_end_turn``) it uses.
+"""Plan-and-Execute and Hybrid as steps of the turn loop (spec 000 §4.3,
+§4.4; issue 12 points 2 and 3; issue 25 point 1). Mixed into
+``AgentRuntime``, whose loop (``_turn``) takes ``_make_plan`` when the mode
+asks for a plan and ``_plan_step`` while one is open; whose state
+(``transcript``, ``llm``, ``audit``, ``thread``, ``plan``) and steps
+(``_run_calls``, ``_checkpoint``) they use. A step ends the turn by raising
+``TurnEnd``.
 
 A plan is written by one LLM call without tools and shown (``plan_update``)
 before anything runs. Each step is then done by one LLM call that sees the
@@ -18,22 +21,13 @@ import json
 from ..guard.confirmation import ConfirmationRequest, call_key
 from ..planner import COMPLEX, ParsedPlan, Planner, assess_complexity
 from ..text.clean_text import clean_text
-from .agent_result import AgentResult
-from .llm_calls import ContextOverflow, Interrupted, LLMUnavailable
-from .turn_limits import MAX_TOOL_CALLS_PER_TURN, TurnLimitReached
+from .agent_result import TurnEnd
+from .llm_calls import ContextOverflow, LLMUnavailable
+from .turn_limits import MAX_TOOL_CALLS_PER_TURN
 
 OPEN_PLAN_STATES = ("planning", "executing", "replanning")
 MAX_STEP_TEXT = 500      # characters of a step's result or error kept on the step
 MAX_STEP_ROUNDS = 4      # LLM rounds one step may take (a step may need calls in turn)
-
-
-class TurnEnded(Exception):
-    """The turn ended before a planner call (a budget or rate limit):
-    ``result`` is its AgentResult, already stored."""
-
-    def __init__(self, result: AgentResult):
-        super().__init__(result.reply)
-        self.result = result
 
 
 def close_open_plans(thread, state: str, why: str) -> None:
@@ -61,17 +55,18 @@ class PlanSteps:
         complexity = assess_complexity(user_message)
         return ("plan_and_execute" if complexity.label == COMPLEX else "react"), f"Hybrid: {complexity.reason}"
 
-    def _plan_and_execute(self, goal: str, reason: str) -> AgentResult:
-        """Plan ``goal`` (the user's message), show the plan, run it (spec
-        §4.3). The planner giving no plan (prose, ``[]``) falls back to
-        ReAct at once."""
+    def _make_plan(self) -> None:
+        """The loop's planning step: plan the goal (the user's message), show
+        the plan and make it the open plan (spec §4.3). The planner giving
+        no plan (prose, ``[]``) leaves the turn to ReAct at once; a cut plan,
+        or one longer than the agent allows, ends the turn with nothing run."""
+        goal, reason = self.plan_wanted
+        self.plan_wanted = None
         plan = self.env["agentic.ai.plan"].sudo().create({
             "thread_id": self.thread.id, "goal": goal, "mode_reason": reason,
             "max_replanning": self.context.max_replanning})
+        self.plan = plan
         self._checkpoint()
-        return self._plan_guarded(self._start_plan, plan, reason)
-
-    def _start_plan(self, plan, reason: str) -> AgentResult:
         parsed = None
         for response, parsed in self.planner.generate_plan():
             # No plan is an expected answer (the request needed none): a warning; a cut plan is an error.
@@ -81,17 +76,18 @@ class PlanSteps:
                               output_data={"steps": list(parsed.steps), "finish_reason": response.finish_reason},
                               error_message=parsed.problem or False)
         if parsed.cut:
-            return self._end_plan(plan, "failed", self.env._(
+            raise self._end_plan(plan, "failed", self.env._(
                 "The planner's answer was cut off twice by the model's output limit, so nothing was run. Ask for "
                 "fewer things at once, or raise the provider's maximum output tokens."))
         if not parsed.steps:  # the empty plan is not kept: the thread says what happened, the log keeps the answer
             plan.unlink()
+            self.plan = None
             self.thread._set_runtime_state(mode_used="react", mode_reason=self.env._(
                 "%(reason)s; the planner gave no plan, so ReAct", reason=reason))
             self._checkpoint()
-            return self._react_loop()
+            return
         if len(parsed.steps) > self.context.max_plan_steps:
-            return self._end_plan(plan, "failed", self.env._(
+            raise self._end_plan(plan, "failed", self.env._(
                 "The plan for this request has %(n)s steps, more than this agent's limit of %(max)s, so nothing was "
                 "run. Split the request, or raise Max Plan Steps on the agent.",
                 n=len(parsed.steps), max=self.context.max_plan_steps))
@@ -99,32 +95,31 @@ class PlanSteps:
         plan._set_state("executing")
         self._plan_event(plan)
         self._checkpoint()
-        return self._execute_plan(plan)
 
     # --------------------------------------------------------- execution
-    def _execute_plan(self, plan) -> AgentResult:
-        """Run the plan's steps in order from its current step."""
-        while True:
-            if self._should_stop():
-                return self._interrupt()
-            step = plan.get_current_step()
-            if not step:
-                return self._finish_plan(plan)
-            paused = self._do_step(plan, step)
-            if paused is not None:
-                return paused
-            if step.state == "failed":
-                self._replan(plan, step)
+    def _plan_step(self) -> None:
+        """The loop's step while a plan is open: its current step (one round
+        of it, ``_do_step``), a new plan of what remains when that step
+        failed, or the answer once no step is left."""
+        plan = self.plan
+        if self._should_stop():
+            raise self._interrupted()
+        step = plan.get_current_step()
+        if not step:
+            raise self._finish_plan(plan)
+        self._do_step(plan, step)
+        if step.state == "failed":
+            self._replan(plan, step)
 
-    def _do_step(self, plan, step) -> AgentResult | None:
+    def _do_step(self, plan, step) -> None:
         """One round of refine_step (spec §4.8) for ``step``: one LLM call
         that sees the results so far decides the exact tool(s) and
         arguments, and they run. The step is completed when its calls
         succeeded and the planner's tool for it ran (or it had none, or
         ``MAX_STEP_ROUNDS`` rounds passed), or the model answered in text;
         failed when a call failed; else it stays running for another round
-        (a step may need two calls in turn: confirm, then receive). Returns
-        the turn's end when a call waits for the user's confirmation."""
+        (a step may need two calls in turn: confirm, then receive). Ends
+        the turn (TurnEnd) when a call waits for the user's confirmation."""
         steps = plan.step_ids.sorted("sequence")
         if step.state == "pending":
             step.write({"state": "running"})
@@ -140,13 +135,13 @@ class PlanSteps:
                 step.write({"state": "completed", "result": text[:MAX_STEP_TEXT]} if text else
                            {"state": "failed", "error": "the model neither called a tool nor answered for this step"})
                 self._step_done(plan)
-                return None
+                return
             done = self._done_call_keys(plan)  # once per answer, not once per call
             if all(call_key(call.name, call.arguments) in done for call in calls):
                 step.write({"state": "skipped", "result": "already done by an earlier step of this plan"}
                            if not step.tool_call_id else {"state": "completed"})
                 self._step_done(plan)
-                return None
+                return
             self.transcript.add_tool_calls(calls, content=response.content or "")
             step.write({"tool_call_id": " ".join(filter(None, [step.tool_call_id, *(c.id for c in calls)])),
                         "tool_arguments": json.dumps(calls[-1].arguments, default=str),
@@ -155,11 +150,10 @@ class PlanSteps:
             paused = self._run_calls(calls, response.finish_reason)
         if paused:
             self._plan_event(plan)
-            return self._end_turn("waiting_confirmation", paused.summary(), confirmation=paused)
+            raise TurnEnd("waiting_confirmation", paused.summary(), confirmation=paused)
         # Calls past the per-answer cap were refused "call again for the rest": deferred, not failed.
         self._settle_step(step, [call.id for call in calls[:MAX_TOOL_CALLS_PER_TURN]],
                           deferred=len(calls) > MAX_TOOL_CALLS_PER_TURN)
-        return None
 
     def _settle_step(self, step, call_ids: list[str], deferred: bool = False) -> None:
         """After ``call_ids`` of the running ``step`` ran: failed with the
@@ -199,7 +193,7 @@ class PlanSteps:
         ``max_replanning`` attempts in all, each counted whether the
         replanner answered or not (case BR-23). With a new plan of what
         remains in place, the plan goes on; else it fails and the turn ends
-        (TurnEnded)."""
+        (TurnEnd)."""
         while plan.replan_count < plan.max_replanning:
             plan.write({"replan_count": plan.replan_count + 1,
                         **({"state": "replanning"} if plan.state != "replanning" else {})})
@@ -223,9 +217,9 @@ class PlanSteps:
                 self._step_done(plan)
                 return
             self._checkpoint()
-        raise TurnEnded(self._end_plan(plan, "failed", self.env._(
+        raise self._end_plan(plan, "failed", self.env._(
             "Step %(n)s (%(step)s) failed: %(error)s", n=failed.sequence, step=failed.description,
-            error=(failed.error or "").strip()[:300])))
+            error=(failed.error or "").strip()[:300]))
 
     def _new_steps(self, plan, steps) -> list[dict]:
         """The replanner's ``steps`` without those the plan already did (a
@@ -236,9 +230,10 @@ class PlanSteps:
         return [dict(step) for step in steps if " ".join(step["description"].lower().split()) not in done]
 
     # ------------------------------------------------------------------ ends
-    def _finish_plan(self, plan) -> AgentResult:
+    def _finish_plan(self, plan) -> TurnEnd:
         """synthesize_result (spec §4.8): one LLM call writes the answer;
-        when no provider answers, the progress summary is the answer."""
+        when no provider answers, the progress summary is the answer.
+        Returns the turn's end."""
         plan._set_state("completed")
         self._step_done(plan)
         summary = plan.get_progress_summary()
@@ -250,35 +245,34 @@ class PlanSteps:
                                error=str(exc))
         plan.write({"result": reply})
         self._answer(reply)
-        return self._end_turn("completed", reply)
+        return TurnEnd("completed", reply)
 
-    def _end_plan(self, plan, state: str, why: str) -> AgentResult:
-        """End the plan ``state`` (failed, cancelled) and the turn with
-        ``why`` and what was done and not (spec §4.3 step 6)."""
+    def _end_plan(self, plan, state: str, why: str) -> TurnEnd:
+        """End the plan ``state`` (failed, cancelled) with ``why`` and what
+        was done and not (spec §4.3 step 6); returns the turn's end."""
         plan._set_state(state, result=why)
         reply = f"{why}\n\n{plan.get_progress_summary()}" if plan.step_ids else why
         self._plan_event(plan)
         self.transcript.add_assistant(reply)
-        return self._end_turn("completed", reply)
+        return TurnEnd("completed", reply)
 
-    def _continue_after_answer(self, request: ConfirmationRequest, approved: bool) -> AgentResult:
-        return self._plan_guarded(self._resume_plan, request, approved)
-
-    def _resume_plan(self, request: ConfirmationRequest, approved: bool) -> AgentResult:
-        """After the user answered the confirmation of ``request``: when it
-        paused a plan's step, approval settles that step and the plan goes
-        on from there; rejection ends the plan with what was and was not
-        done. Otherwise the ReAct loop goes on."""
+    def _after_answer(self, request: ConfirmationRequest, approved: bool) -> None:
+        """After the user answered the confirmation of ``request`` (its rows
+        appended): when it paused a plan's step, that plan is open again;
+        approval settles the step (a new plan of what remains if it failed)
+        and the loop goes on from there; rejection ends the plan with what
+        was and was not done. Otherwise the loop goes on in ReAct."""
         plan = self.thread.sudo().plan_ids.filtered(lambda p: p.state == "executing")[:1]
         step = plan.step_ids.filtered(lambda s: s.state == "running" and request.tool_call_id in
                                       (s.tool_call_id or "").split())[:1]
         if not step:
-            return self._react_loop()
+            return
+        self.plan = plan
         if not approved:
             step.write({"state": "failed", "error": self.env._("rejected by the user")})
             why = self.env._("Stopped at step %(n)s (%(step)s): you rejected %(tool)s.", n=step.sequence,
                              step=step.description, tool=request.tool)
-            return self._end_plan(plan, "cancelled", why)
+            raise self._end_plan(plan, "cancelled", why)
         # The calls of the step's answer after the approved one were not run (deferred until the user
         # answered): not a failure; the step stays running and its next round may call them again.
         call_ids = (step.tool_call_id or "").split()
@@ -286,26 +280,8 @@ class PlanSteps:
         self._settle_step(step, settled, deferred=len(settled) < len(call_ids))
         if step.state == "failed":
             self._replan(plan, step)
-        return self._execute_plan(plan)
 
     # --------------------------------------------------------------- helpers
-    def _plan_guarded(self, step, *args) -> AgentResult:
-        """Run ``step``, ending the turn as the ReAct loop does when no
-        provider answers or the run is stopped during a planner call."""
-        try:
-            return step(*args)
-        except TurnEnded as ended:
-            return ended.result
-        except LLMUnavailable as exc:
-            return self._fail(exc)  # _end_turn closes the plan
-        except Interrupted as exc:
-            return self._interrupt(exc.response)
-        except TurnLimitReached as limit:  # repeated calls, LLM calls or time of the turn (turn_limits.py)
-            plan = self.thread.sudo().plan_ids.filtered(lambda p: p.state in OPEN_PLAN_STATES)[:1]
-            if plan.step_ids:
-                limit = TurnLimitReached(f"{limit.reply}\n\n{plan.get_progress_summary()}", limit.reason)
-            return self._limit_reached(limit)
-
     def _new_planner(self) -> Planner:
         """The run's Planner (spec §4.1: created with the runtime), asking through ``_ask``."""
         return Planner(self._ask, {name: spec.description for name, spec in self.context.tools.items()},
@@ -313,10 +289,8 @@ class PlanSteps:
 
     def _ask(self, system_prompt: str, tools: bool, relay: bool):
         """One LLM call of the planner (see ``Planner``), after the run's
-        budget and rate limits are checked (TurnEnded when reached)."""
-        limited = self._limit_before_llm()
-        if limited:
-            raise TurnEnded(limited)
+        budget and rate limits are checked (TurnEnd when reached)."""
+        self._limit_before_llm()
         while True:
             try:
                 if tools:
