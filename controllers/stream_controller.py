@@ -116,10 +116,10 @@ def _runner(dbname, uid, context, thread_id, job):
             hooks = {"durable": True, "emit": relay.emit, "should_stop": relay.stopped}
             try:
                 if job[0] == "send":
-                    result = thread.send_message(job[1], **hooks)
+                    result = thread._send_message(job[1], **hooks)
                 else:
-                    result = thread.handle_confirmation(job[1], job[4], tool_call_id=job[2], confirmation_id=job[3],
-                                                        **hooks)
+                    result = thread._handle_confirmation(job[1], job[4], tool_call_id=job[2],
+                                                         confirmation_id=job[3], **hooks)
             # Refused under the run lock (another request took the thread after this one's checks): this request
             # ran nothing; the stream is open already, so the refusal's status travels in the error event.
             except UserError as exc:

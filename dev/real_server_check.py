@@ -50,7 +50,7 @@ def turn(message, stream=False, thread=None):
     tokens = []
     emit = (lambda event, data: tokens.append(data.get("text", "")) if event == "token" else None) if stream else None
     started = time.monotonic()
-    result = thread.send_message(message, emit=emit)  # the product's one door (agentic.ai.thread)
+    result = thread._send_message(message, emit=emit)  # the product's one door (agentic.ai.thread)
     env.cr.commit()
     return thread, result, "".join(tokens), time.monotonic() - started
 

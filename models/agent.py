@@ -214,7 +214,7 @@ class AgenticAiAgent(models.Model):
         thread = self.env["agentic.ai.thread"].browse(thread_id).exists()
         if not thread or thread.agent_id != self:
             raise UserError(self.env._("Thread %s does not belong to agent %s.", thread_id, self.name))
-        return thread.send_message(user_message, durable=durable)
+        return thread._send_message(user_message, durable=durable)
 
     def _check_runnable(self, user):
         """Raise unless ``user`` may use this agent now: access (see

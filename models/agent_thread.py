@@ -357,31 +357,39 @@ class AgenticAiThread(models.Model):
             return False
         return {**request.to_dict(), "summary": request.summary()}
 
-    def handle_confirmation(self, approved, reason=None, tool_call_id=None, confirmation_id=None, durable=None,
-                            emit=None, should_stop=None):
+    def handle_confirmation(self, approved, reason=None, tool_call_id=None, confirmation_id=None):
         """Resume the paused run: execute the pending call when ``approved``,
         else tell the model ``[CONFIRMATION_REJECTED]`` with ``reason`` and let
         it choose another way. ``confirmation_id`` and ``tool_call_id``, when
         given, must name the question waiting now (the answer is for what
         the user saw; checked again by the runtime under the run lock, see
-        ``_check_confirmation_answer``). ``durable``, ``emit`` and
-        ``should_stop`` as for ``send_message``. Returns the runtime's
+        ``_check_confirmation_answer``). Returns the runtime's
         ``AgentResult``; raises as ``_check_can_answer``."""
+        return self._handle_confirmation(approved, reason, tool_call_id, confirmation_id)
+
+    def _handle_confirmation(self, approved, reason=None, tool_call_id=None, confirmation_id=None, durable=None,
+                             emit=None, should_stop=None):
+        """``handle_confirmation`` with the run's hooks (``durable``, ``emit``,
+        ``should_stop``: see ``_send_message``), which no RPC client can pass."""
         self._check_can_answer(approved, reason, tool_call_id, confirmation_id)
         return self._runtime(durable, emit, should_stop).resume_after_confirmation(
             approved, clean_text(reason or "", 2000), tool_call_id=tool_call_id, confirmation_id=confirmation_id)
 
     # ---------------------------------------------------------------- the door
-    def send_message(self, message, durable=None, emit=None, should_stop=None):
-        """Run ``message`` as the next turn of this thread (spec 000 §4.1):
-        the one way in of a message, whatever door it came by (the JSON
-        route, the stream, the queue, a webhook through the queue,
-        ``agentic.ai.agent.run``). ``durable``: commit each finished step
+    def send_message(self, message):
+        """Run ``message`` as the next turn of this thread (spec 000 §4.1).
+        Returns the runtime's ``AgentResult``; raises as ``_check_can_send``.
+        Every door comes this way, through ``_send_message``: the JSON
+        route, the stream, the queue (a webhook through it) and
+        ``agentic.ai.agent.run``."""
+        return self._send_message(message)
+
+    def _send_message(self, message, durable=None, emit=None, should_stop=None):
+        """``send_message`` with the run's hooks, which no RPC client can
+        pass: ``durable``, commit each finished step
         (engine/durable/durability.py; None: when the run owns an HTTP
-        request's transaction); ``emit(event, data)`` receives the run's
-        events (spec §10.2), ``should_stop()`` is asked at each step
-        boundary. Returns the runtime's ``AgentResult``; raises as
-        ``_check_can_send``."""
+        request's transaction); ``emit(event, data)``, the run's events
+        (spec §10.2); ``should_stop()``, asked at each step boundary."""
         self._check_can_send(message)
         return self._runtime(durable, emit, should_stop).run_turn(message)
 
@@ -427,7 +435,7 @@ class AgenticAiThread(models.Model):
     def _runtime(self, durable=None, emit=None, should_stop=None):
         """The AgentRuntime of a run on this thread, built here and nowhere
         else in the product (issue 25 point 1): every way in comes through
-        ``send_message``, ``handle_confirmation`` or ``cancel_confirmation``."""
+        ``_send_message``, ``_handle_confirmation`` or ``cancel_confirmation``."""
         self.ensure_one()
         return AgentRuntime(self.agent_id, self, durable=durable, emit=emit, should_stop=should_stop)
 
