@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from contextlib import contextmanager
 
-from odoo.exceptions import LockError, UserError
+from odoo.exceptions import LockError
 from odoo.http import request as http_request
 
 from ..llm import TokenTracker
@@ -31,7 +31,7 @@ from .guard.provenance import Provenance, field_info_of
 from .guard.rate_limits import check as check_rate_limits
 from .memory_manager import MemoryManager
 from .observer import Observer
-from .text.clean_text import clean_text, is_blank
+from .text.clean_text import clean_text
 from .turn.agent_result import AgentResult, TurnEnd
 from .turn.confirmation_steps import ConfirmationSteps
 from .turn.llm_calls import ContextOverflow, Interrupted, LLMCaller, LLMUnavailable, retry_delay
@@ -103,12 +103,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         door its status). The agent's ``execution_mode`` (Hybrid: the message's
         complexity) decides between ReAct and Plan-and-Execute; the thread
         keeps which and why (spec §4.3–4.4)."""
-        if is_blank(user_message):
-            raise UserError(self.env._("The message is empty."))
-        user_message = clean_text(user_message)
-        if len(user_message) > MAX_MESSAGE_CHARS:
-            raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
-                                       n=len(user_message), max=MAX_MESSAGE_CHARS))
+        user_message = self.thread._check_message(user_message)
         with self._running():
             if self.thread.state in ("queued", "executing"):
                 raise LockError(self.env._("This conversation is busy: %s.", dict(

@@ -400,13 +400,23 @@ class AgenticAiThread(models.Model):
         LockError (a run holds the thread, or it is queued or executing).
         The stream route asks it before it answers (issue 25 point 3)."""
         self._check_can_run()
-        if is_blank(message):
-            raise UserError(self.env._("The message is empty."))
-        if len(clean_text(message)) > MAX_MESSAGE_CHARS:
-            raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
-                                       n=len(clean_text(message)), max=MAX_MESSAGE_CHARS))
+        self._check_message(message)
         if self.state in ("queued", "executing"):
             raise LockError(self.env._("This conversation is busy; wait for the current request to finish."))
+
+    @api.model
+    def _check_message(self, message):
+        """``message`` as storable text (``clean_text``), or UserError when it
+        is blank (``is_blank``) or longer than MAX_MESSAGE_CHARS once
+        cleaned: the one check of a message, at every door (the model's,
+        the queue's, the runtime's)."""
+        if is_blank(message):
+            raise UserError(self.env._("The message is empty."))
+        text = clean_text(message)
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
+                                       n=len(text), max=MAX_MESSAGE_CHARS))
+        return text
 
     def _check_can_answer(self, approved, reason=None, tool_call_id=None, confirmation_id=None):
         """Raise unless the current user may answer the question waiting

@@ -33,8 +33,6 @@ from odoo.exceptions import AccessError, LockError, MissingError, UserError, Val
 from odoo.tools import SQL
 
 from ..engine.durable.queue import QueueSettings, is_lock_conflict, job_lock, run_deadline
-from ..engine.runtime import MAX_MESSAGE_CHARS
-from ..engine.text.clean_text import clean_text, is_blank
 
 _logger = logging.getLogger(__name__)
 
@@ -84,12 +82,7 @@ class AgenticAiThread(models.Model):
         self.ensure_one()
         self._check_owner_access()
         self.agent_id._check_runnable(self.env.user)
-        text = clean_text(message).strip() if isinstance(message, str) else ""
-        if is_blank(text):
-            raise UserError(self.env._("The message is empty."))
-        if len(text) > MAX_MESSAGE_CHARS:
-            raise UserError(self.env._("The message is too long: %(n)s characters, at most %(max)s.",
-                                       n=len(text), max=MAX_MESSAGE_CHARS))
+        text = self._check_message(message).strip()
         self._queue_lock_row()
         if self.state == "waiting_confirmation":
             raise UserError(self.env._("This conversation waits for your answer to a confirmation: approve, reject "
