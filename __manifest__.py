@@ -36,13 +36,19 @@
         "views/chat_action_views.xml",
     ],
     "assets": {
-        # The dark theme's rules go into the dark bundle only (Odoo's own
-        # modules do the same with their *.dark.scss).
+        # Laid out as Odoo's web and mail are: each component's JS, XML and
+        # SCSS in its folder; core/ (the store, the stream client, the SCSS
+        # variables every component uses) first. The dark theme's rules go
+        # into the dark bundle only, as Odoo's own *.dark.scss do.
         "web.assets_backend": [
+            "agentic_ai/static/src/core/**/*",
             "agentic_ai/static/src/**/*",
             ("remove", "agentic_ai/static/src/**/*.dark.scss"),
         ],
-        "web.assets_web_dark": ["agentic_ai/static/src/**/*.dark.scss"],
+        "web.assets_web_dark": [
+            "agentic_ai/static/src/core/**/*.dark.scss",
+            "agentic_ai/static/src/**/*.dark.scss",
+        ],
         "web.assets_tests": ["agentic_ai/static/tests/tours/**/*"],
     },
     "post_init_hook": "post_init_hook",

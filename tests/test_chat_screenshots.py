@@ -21,7 +21,7 @@ from .common import AgenticSetupMixin, tool_call
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PNG = b"\x89PNG\r\n\x1a\n"
-DARK_PAGE = "rgb(38, 42, 54)"  # $o-agentic-dark-page of static/src/scss/agentic_ai.dark.scss
+DARK_PAGE = "rgb(38, 42, 54)"  # $o-agentic-dark-page of static/src/core/variables.dark.scss
 
 
 @tagged("post_install", "-at_install")

@@ -1,6 +1,7 @@
 """The chat in a real browser (issue 11 points 1, 2 and 5): Odoo's tours
-in headless Chromium drive static/src/js/chat_widget.js against the real
-routes and the scripted LLM server (static/tests/tours/chat_tour.js)."""
+in headless Chromium drive static/src/chat_action/ and its store
+(static/src/core/chat_store.js) against the real routes and the scripted
+LLM server (static/tests/tours/chat_tour.js)."""
 import threading
 import time
 
@@ -122,6 +123,21 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         stream = self.scenario.requests[-1]["stream"]
         self.assertLess(stream["sent"], stream["total"], "the provider's answer was cut short")
         self.assertEqual(len(self.scenario.chat_requests()), 1, "the stopped turn was not run again")
+
+    def test_leaving_the_chat_while_it_streams_leaves_nothing_running(self):
+        """The chat's state lives in its store (static/src/core/chat_store.js),
+        which outlives the page: opening the chat again while a reply
+        streams must stop following the old stream, show the conversation,
+        follow its run to the end and leave the page idle, not spinning."""
+        words = " ".join(f"w{i}" for i in range(200))
+        self.script({"content": words, "chunk_delay": 0.1})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_leave", login="chat_sales",
+                        timeout=120)
+        thread = self.thread()
+        self.assertEqual(thread.state, "interrupted", "the stream left behind stopped its run")
+        self.assertEqual(len(self.scenario.chat_requests()), 1, "the turn was not run again")
+        self.assertEqual(thread.message_ids.filtered(lambda m: m.role == "user").mapped("content"),
+                         ["tell me a long story"], "the message was sent once")
 
     def test_owner_renames_and_archives_a_thread_and_the_list_hides_it(self):
         thread = self.agent.with_user(self.salesperson).start_thread(name="old name")

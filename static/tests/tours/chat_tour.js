@@ -160,6 +160,32 @@ registry.category("web_tour.tours").add("agentic_ai_chat_stop", {
     ],
 });
 
+registry.category("web_tour.tours").add("agentic_ai_chat_leave", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        { trigger: "select.o_agentic_ai_agent_select", run: `selectByLabel ${AGENT}` },
+        ...send("tell me a long story"),
+        { trigger: ".o_agentic_ai_streaming .o_agentic_ai_cursor" },
+        // The chat is opened again (the systray) while the reply streams: the
+        // page that followed the run is gone, the store outlives it.
+        { trigger: ".o_agentic_ai_systray button", run: "click" },
+        // The conversation comes back, its run is followed to its end, and
+        // nothing is left spinning.
+        { trigger: ".o_agentic_ai_thread.active:contains(tell me a long story)" },
+        idle(),
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_cursor))" },
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_thinking))" },
+        { trigger: ".o_agentic_ai_thread.active .o_agentic_ai_rename:enabled" },
+        {
+            trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(tell me a long story)",
+            run() {
+                count(".o_agentic_ai_bubble_user", 1);
+                count(".o_agentic_ai_error", 0);
+            },
+        },
+    ],
+});
+
 registry.category("web_tour.tours").add("agentic_ai_chat_br32", {
     url: "/odoo/action-agentic_ai.chat_action",
     steps: () => [

@@ -1,4 +1,5 @@
 import { rpc } from "@web/core/network/rpc";
+import { SSEParser } from "./sse_parser";
 
 /**
  * Client of `/agentic_ai/chat/stream` (spec 000 §10.2, README "Streaming").
@@ -27,71 +28,6 @@ export const STREAM_URL = "/agentic_ai/chat/stream";
 
 /** Statuses of a JSON refusal by the route itself: nothing ran, nothing to poll. */
 const REFUSALS = new Set([400, 403, 404, 409, 415]);
-
-/**
- * Parse server-sent-event text. Feed it chunks; it returns the complete
- * events found so far as `{name, data}` (`data` parsed as JSON when it is)
- * and `{name: "comment", data: text}` for comment lines.
- */
-export class SSEParser {
-    constructor() {
-        this.buffer = "";
-        this.eventName = "";
-        this.dataLines = [];
-    }
-
-    /** @param {string} text @returns {{name: string, data: any}[]} */
-    feed(text) {
-        this.buffer += text;
-        const events = [];
-        let index;
-        while ((index = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
-            const line = this.buffer.slice(0, index);
-            const newline = this.buffer.startsWith("\r\n", index) ? 2 : 1;
-            this.buffer = this.buffer.slice(index + newline);
-            const event = this.line(line);
-            if (event) {
-                events.push(event);
-            }
-        }
-        return events;
-    }
-
-    line(line) {
-        if (line === "") {
-            if (!this.dataLines.length) {
-                this.eventName = "";
-                return null;
-            }
-            const text = this.dataLines.join("\n");
-            const name = this.eventName || "message";
-            this.eventName = "";
-            this.dataLines = [];
-            let data = text;
-            try {
-                data = JSON.parse(text);
-            } catch {
-                // Not JSON: the text as sent.
-            }
-            return { name, data };
-        }
-        if (line.startsWith(":")) {
-            return { name: "comment", data: line.slice(1).trim() };
-        }
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let value = colon < 0 ? "" : line.slice(colon + 1);
-        if (value.startsWith(" ")) {
-            value = value.slice(1);
-        }
-        if (field === "event") {
-            this.eventName = value;
-        } else if (field === "data") {
-            this.dataLines.push(value);
-        }
-        return null;
-    }
-}
 
 const ROW_EVENTS = {
     user: "message",

@@ -1,5 +1,5 @@
 import { Component, useState } from "@odoo/owl";
-import { safeMarkup } from "./safe_html";
+import { safeMarkup } from "../core/safe_html";
 
 /**
  * One transcript row as a bubble coloured by its role (spec 000 §10.1):
