@@ -129,8 +129,11 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         which outlives the page: opening the chat again while a reply
         streams must stop following the old stream, show the conversation,
         follow its run to the end and leave the page idle, not spinning."""
-        words = " ".join(f"w{i}" for i in range(200))
-        self.script({"content": words, "chunk_delay": 0.1})
+        # A second between two chunks: the run notices its stream is gone
+        # only at the next one, so the page opened again finds it still
+        # executing and must follow it to its end by polling.
+        words = " ".join(f"w{i}" for i in range(40))
+        self.script({"content": words, "chunk_delay": 1.0})
         self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_leave", login="chat_sales",
                         timeout=120)
         thread = self.thread()

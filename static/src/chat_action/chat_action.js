@@ -26,11 +26,12 @@ export class ChatAction extends Component {
         this.store = useState(useService("agentic_ai.chat_store"));
         this.ui = useService("ui");
         this.state = useState({ sidebarOpen: !this.ui.isSmall });
+        const page = Symbol("agentic_ai.chat_action");
         onWillStart(() => {
             const action = this.props.action;
             const asked =
                 (action.params || {}).thread_id || ((action.context || {}).params || {}).thread_id;
-            return this.store.start(parseInt(asked, 10) || null);
+            return this.store.start(parseInt(asked, 10) || null, page);
         });
         useEffect(
             (threadId) => {
@@ -40,7 +41,7 @@ export class ChatAction extends Component {
             },
             () => [this.store.thread && this.store.thread.id]
         );
-        onWillUnmount(() => this.store.leave());
+        onWillUnmount(() => this.store.leave(page));
     }
 
     /** On a phone the conversations' panel covers the transcript: it closes once one is chosen. */

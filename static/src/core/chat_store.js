@@ -70,17 +70,22 @@ export class ChatStore {
         /** the token and cost figures when shown (`/agentic_ai/thread/stats`) */
         this.stats = null;
         this.handler = null;
+        /** the page (chat_action) that shows the store, by its token */
+        this.page = null;
     }
 
     // ------------------------------------------------------------- opening
     /**
-     * Load the agents and conversations, then open `threadId`, else the
-     * tab's last conversation while it is still the user's, else a new one.
+     * A page shows the chat: load the agents and conversations, then open
+     * `threadId`, else the tab's last conversation while it is still the
+     * user's, else a new one. The run a previous page followed is left.
      *
-     * @param {number|null} threadId the conversation the action was asked to show
+     * @param {number|null} threadId the conversation the page was asked to show
+     * @param {symbol} page the page's own token, given back to `leave`
      */
-    async start(threadId) {
-        this.leave();
+    async start(threadId, page) {
+        this.leave(this.page);
+        this.page = page;
         this.resetConversation();
         await Promise.all([this.loadAgents(), this.loadThreads()]);
         if (threadId > 0) {
@@ -92,13 +97,23 @@ export class ChatStore {
         }
     }
 
-    /** Stop following the run (the page that showed it is gone); the server
-     * stops the run at its next step when its stream closes. */
-    leave() {
+    /**
+     * The page `page` is gone: stop following the run it showed (the
+     * server stops the run at its next step when its stream closes). A page
+     * that is no longer the store's (the chat was opened again before the
+     * old page was unmounted) leaves nothing: the run is the new page's.
+     *
+     * @param {symbol} page the token the page gave to `start`
+     */
+    leave(page) {
+        if (page !== this.page) {
+            return;
+        }
         if (this.handler) {
             this.handler.abort();
         }
         Object.assign(this, {
+            page: null,
             handler: null,
             running: false,
             thinking: false,

@@ -172,6 +172,8 @@ registry.category("web_tour.tours").add("agentic_ai_chat_leave", {
         // The conversation comes back, its run is followed to its end, and
         // nothing is left spinning.
         { trigger: ".o_agentic_ai_thread.active:contains(tell me a long story)" },
+        // The partial answer the stopped run kept is shown: the poll saw the run end.
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(w0)" },
         idle(),
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_cursor))" },
         { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_thinking))" },
