@@ -142,6 +142,42 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         self.assertEqual(thread.message_ids.filtered(lambda m: m.role == "user").mapped("content"),
                          ["tell me a long story"], "the message was sent once")
 
+    def test_a_message_typed_while_a_conversation_loads_goes_to_that_conversation(self):
+        """The user clicks Beta and types at once, while Beta still loads (a
+        slow network): the message goes to Beta and the page shows only
+        Beta's rows, never Alpha's beside Beta's run."""
+        agent = self.agent.with_user(self.salesperson)
+        threads = {}
+        for name in ("Alpha", "Beta"):
+            threads[name] = agent.start_thread(name=name)
+            threads[name].add_user_message(f"{name.lower()} question")
+            threads[name].add_assistant_message(f"{name.lower()} answer")
+        self.script({"content": "hurried answer"})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_hurried_switch",
+                        login="chat_sales", timeout=120)
+        asked = {name: thread.message_ids.filtered(lambda m: m.role == "user").mapped("content")
+                 for name, thread in threads.items()}
+        self.assertEqual(asked, {"Alpha": ["alpha question"], "Beta": ["beta question", "hurry up"]})
+
+    def test_a_second_message_while_the_conversation_is_created_waits(self):
+        self.script({"content": "answer one"}, {"content": "answer two"})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_double_send",
+                        login="chat_sales", timeout=120)
+        threads = self.env["agentic.ai.thread"].search([("user_id", "=", self.salesperson.id)])
+        self.assertEqual(len(threads), 1, "one conversation")
+        self.assertEqual(threads.message_ids.filtered(lambda m: m.role == "user").mapped("content"),
+                         ["first message"])
+        self.assertEqual(len(self.scenario.chat_requests()), 1, "one run")
+
+    def test_retry_sends_again_only_what_never_arrived(self):
+        self.script({"content": "first answer"}, {"status": 400, "error": "provider down"})
+        self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_retry", login="chat_sales",
+                        timeout=120)
+        thread = self.thread()
+        self.assertEqual(len(self.env["agentic.ai.thread"].search([("user_id", "=", self.salesperson.id)])), 1)
+        self.assertEqual(thread.message_ids.filtered(lambda m: m.role == "user").mapped("content"),
+                         ["hello there", "and now?"], "each message stored once")
+
     def test_owner_renames_and_archives_a_thread_and_the_list_hides_it(self):
         thread = self.agent.with_user(self.salesperson).start_thread(name="old name")
         kept = self.agent.with_user(self.salesperson).start_thread(name="kept")

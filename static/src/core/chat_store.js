@@ -42,6 +42,9 @@ export class ChatStore {
     constructor(env, { orm, notification }) {
         // Services and the handler stay raw: a reactive proxy around them would track their insides.
         this.services = markRaw({ orm, notification });
+        // The conversation being loaded (its promise) and a count of the loads asked: only the
+        // last one asked is shown.
+        this.loads = markRaw({ opening: null, count: 0 });
         /** @type {{id: number, name: string, streaming: boolean}[]} */
         this.agents = [];
         /** the agent a new conversation is started with */
@@ -167,27 +170,48 @@ export class ChatStore {
             }
             return true;
         }
-        Object.assign(this, { error: null, stats: null, plan: null });
+        const load = ++this.loads.count;
+        const opening = this.loadThread(threadId, load);
+        this.loads.opening = opening;
         try {
-            const answer = await rpc("/agentic_ai/thread/messages", {
+            return await opening;
+        } finally {
+            if (this.loads.opening === opening) {
+                this.loads.opening = null;
+            }
+        }
+    }
+
+    /** Load and show `threadId` unless another load was asked meanwhile (`load` is no
+     * longer the last) or a run of another conversation is followed by then. */
+    async loadThread(threadId, load) {
+        let answer;
+        try {
+            answer = await rpc("/agentic_ai/thread/messages", {
                 thread_id: threadId,
                 limit: 500,
             });
-            this.thread = answer.thread;
-            this.agentId = answer.thread.agent_id;
-            this.messages = answer.messages
-                .filter((m) => SHOWN_ROLES.has(m.role))
-                .map(normalizeRow);
-            this.remember(threadId);
-            this.loadPlan(threadId);
-            if (["queued", "executing"].includes(answer.thread.state)) {
-                this.follow(
-                    (handler) => handler.poll(),
-                    () => this.openThread(threadId)
-                );
-            }
         } catch (error) {
-            this.showError(errorText(error), () => this.openThread(threadId));
+            if (load === this.loads.count) {
+                this.showError(errorText(error), () => this.openThread(threadId));
+            }
+            return load === this.loads.count;
+        }
+        if (load !== this.loads.count || (this.handler && this.thread.id !== threadId)) {
+            return false;
+        }
+        Object.assign(this, { error: null, stats: null, plan: null });
+        this.thread = answer.thread;
+        this.agentId = answer.thread.agent_id;
+        this.messages = answer.messages.filter((m) => SHOWN_ROLES.has(m.role)).map(normalizeRow);
+        this.remember(threadId);
+        this.loadPlan(threadId);
+        if (["queued", "executing"].includes(answer.thread.state)) {
+            // A run started elsewhere (another tab, the queue): follow it.
+            this.follow(
+                (handler) => handler.poll(),
+                () => this.openThread(threadId)
+            );
         }
         return true;
     }
@@ -219,6 +243,7 @@ export class ChatStore {
             this.refuseWhileRunning();
             return false;
         }
+        this.loads.count++; // a conversation still loading is not shown
         this.resetConversation();
         this.remember(null);
         return true;
@@ -292,12 +317,27 @@ export class ChatStore {
     }
 
     // ------------------------------------------------------------- runs
-    /** Send `text` to the open conversation (a new one is created first) and follow its run. */
+    /**
+     * Send `text` to the conversation shown (a new one is created first) and
+     * follow its run. A conversation still loading is waited for: the
+     * message goes to the one the user chose. While the thread is created
+     * the store counts as running, so a second message waits in the
+     * composer instead of creating a second conversation.
+     */
     async send(text) {
+        if (this.running) {
+            return;
+        }
         this.error = null;
+        this.running = true;
+        this.pendingText = text;
+        if (this.loads.opening) {
+            await this.loads.opening;
+        }
         let thread = this.thread;
         if (!thread) {
             if (!this.agentId) {
+                Object.assign(this, { running: false, pendingText: "" });
                 return this.showError(_t("Choose an agent first."), null);
             }
             try {
@@ -306,6 +346,7 @@ export class ChatStore {
                     name: text.trim().split("\n")[0].slice(0, 60),
                 });
             } catch (error) {
+                Object.assign(this, { running: false, pendingText: "" });
                 return this.showError(errorText(error), () => this.send(text));
             }
             this.thread = thread;
@@ -314,10 +355,11 @@ export class ChatStore {
             this.threads = [thread, ...this.threads.filter((t) => t.id !== thread.id)];
             this.loadThreads();
         }
-        this.pendingText = text;
+        // Retry sends the message again only when it never reached the conversation.
         this.follow(
             (handler) => handler.send(text),
-            () => this.send(text)
+            () => this.send(text),
+            { resends: "user" }
         );
     }
 
@@ -330,7 +372,8 @@ export class ChatStore {
         this.error = null;
         this.follow(
             (handler) => handler.answer(approve, confirmation.confirmation_id, reason),
-            () => this.answer(approve, reason)
+            () => this.answer(approve, reason),
+            { resends: "confirmation_response" }
         );
     }
 
@@ -346,8 +389,16 @@ export class ChatStore {
         }
     }
 
-    /** Start a run with `start(handler)` and show its events as they come. */
-    follow(start, retry) {
+    /**
+     * Start a run with `start(handler)` and show its events as they come.
+     *
+     * @param {Function} start given the handler, starts or joins the run
+     * @param {Function} retry what Retry does after an error
+     * @param {{resends?: string}} [options] `resends`: the role of the row
+     *      `retry` would write again; once such a row is stored, Retry is not
+     *      offered (it would ask the same thing twice)
+     */
+    follow(start, retry, { resends = null } = {}) {
         Object.assign(this, {
             running: true,
             thinking: true,
@@ -364,6 +415,7 @@ export class ChatStore {
             })
         );
         handler.callbacks = this.callbacks(handler, retry);
+        handler.resent = markRaw({ role: resends, afterId: this.lastId });
         this.handler = handler;
         start(handler);
     }
@@ -399,7 +451,11 @@ export class ChatStore {
                 onPlanUpdate: (data) => {
                     this.plan = data.plan || data;
                 },
-                onError: (data) => this.showError(data.message || _t("The agent failed."), retry),
+                onError: (data) =>
+                    this.showError(
+                        data.message || _t("The agent failed."),
+                        this.resentRow(handler) ? null : retry
+                    ),
                 onPollState: (data) => {
                     this.queued = data.state === "queued";
                     // No plan_update event comes by polling: read the plan as it advances.
@@ -409,6 +465,17 @@ export class ChatStore {
                 },
                 onDone: (result) => this.finish(result),
             }).map(([name, callback]) => [name, followed(callback)])
+        );
+    }
+
+    /** Whether the row that `handler`'s Retry would write again (its message, its answer)
+     * is stored already: then Retry would ask the same thing twice, and is not offered. */
+    resentRow(handler) {
+        const resent = handler.resent;
+        return Boolean(
+            resent &&
+                resent.role &&
+                this.messages.some((m) => m.role === resent.role && m.id > resent.afterId)
         );
     }
 
@@ -434,6 +501,8 @@ export class ChatStore {
 
     /** The run ended (`result`: the stream's done event or the poll's last answer). */
     async finish(result) {
+        const resent = this.handler && this.handler.resent;
+        const runRetry = this.retry;
         this.handler = null;
         Object.assign(this, { thinking: false, queued: false });
         try {
@@ -443,6 +512,9 @@ export class ChatStore {
         }
         // The streamed text is in its row now (or was dropped by a refusal).
         Object.assign(this, { running: false, streamingText: "", pendingText: "" });
+        if (this.retry === runRetry && resent && this.resentRow({ resent })) {
+            this.retry = null;
+        }
         if (result && result.state === "interrupted" && !this.error) {
             this.services.notification.add(_t("The run was stopped; what it did is kept."), {
                 type: "info",

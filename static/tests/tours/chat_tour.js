@@ -24,9 +24,62 @@ function count(selector, expected) {
     }
 }
 
+/** Fail unless exactly `expected` elements of `selector` hold `text`. */
+function countText(selector, text, expected) {
+    const found = [...document.querySelectorAll(selector)].filter((el) =>
+        el.textContent.includes(text)
+    ).length;
+    if (found !== expected) {
+        throw new Error(`${found} elements ${selector} hold "${text}", expected ${expected}`);
+    }
+}
+
 function idle() {
     return { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_stop)) .o_agentic_ai_send" };
 }
+
+/** Type `text` in the composer and press Enter at once, without waiting for a render. */
+function typeAndEnter(text) {
+    const input = document.querySelector(".o_agentic_ai_input");
+    input.value = text;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    input.dispatchEvent(
+        new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true })
+    );
+}
+
+/**
+ * Make the JSON-RPC requests to `route` late (`delay` ms), or lose the first
+ * one before it leaves, as a slow or failing network would (Odoo's rpc goes
+ * through XMLHttpRequest). The server's code is untouched. Returns what puts
+ * XMLHttpRequest back.
+ */
+function slowNetwork(route, { delay = 0, loseFirst = false } = {}) {
+    const proto = XMLHttpRequest.prototype;
+    const { open, send } = proto;
+    let lost = !loseFirst;
+    proto.open = function (method, url, ...rest) {
+        this.agenticUrl = String(url);
+        return open.call(this, method, url, ...rest);
+    };
+    proto.send = function (...args) {
+        if (!(this.agenticUrl || "").includes(route)) {
+            return send.apply(this, args);
+        }
+        if (!lost) {
+            lost = true;
+            setTimeout(() => this.dispatchEvent(new ProgressEvent("error")), delay);
+            return;
+        }
+        setTimeout(() => send.apply(this, args), delay);
+    };
+    return () => {
+        proto.open = open;
+        proto.send = send;
+    };
+}
+
+let restoreNetwork = () => {};
 
 registry.category("web_tour.tours").add("agentic_ai_chat_quotation", {
     url: "/odoo",
@@ -183,6 +236,109 @@ registry.category("web_tour.tours").add("agentic_ai_chat_leave", {
             run() {
                 count(".o_agentic_ai_bubble_user", 1);
                 count(".o_agentic_ai_error", 0);
+            },
+        },
+    ],
+});
+
+// A message typed while the conversation clicked is still loading goes to
+// that conversation, and the page shows no other one's rows.
+registry.category("web_tour.tours").add("agentic_ai_chat_hurried_switch", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        { trigger: ".o_agentic_ai_thread:contains(Alpha) .o_agentic_ai_thread_name", run: "click" },
+        { trigger: ".o_agentic_ai_bubble_assistant:contains(alpha answer)" },
+        {
+            trigger: ".o_agentic_ai_thread:contains(Beta) .o_agentic_ai_thread_name",
+            run() {
+                restoreNetwork = slowNetwork("/agentic_ai/thread/messages", { delay: 1000 });
+                this.anchor.click();
+                typeAndEnter("hurry up");
+            },
+        },
+        { trigger: ".o_agentic_ai_title:contains(Beta)" },
+        { trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(hurry up)" },
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(hurried answer)" },
+        idle(),
+        {
+            trigger: ".o_agentic_ai_thread.active:contains(Beta)",
+            run() {
+                restoreNetwork();
+                countText(".o_agentic_ai_bubble_assistant", "alpha answer", 0);
+                countText(".o_agentic_ai_bubble_user", "hurry up", 1);
+                countText(".o_agentic_ai_bubble_user", "beta question", 1);
+            },
+        },
+    ],
+});
+
+// A second message while the first one's conversation is still being
+// created (a slow network) waits in the composer: one conversation, one run.
+registry.category("web_tour.tours").add("agentic_ai_chat_double_send", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        {
+            trigger: "select.o_agentic_ai_agent_select",
+            run(helpers) {
+                restoreNetwork = slowNetwork("/agentic_ai/thread/create", { delay: 1500 });
+                return helpers.selectByLabel(AGENT);
+            },
+        },
+        ...send("first message"),
+        // Stop, not Send, while the conversation is being created.
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_thread)) .o_agentic_ai_stop" },
+        { trigger: ".o_agentic_ai_input", run: () => typeAndEnter("second message") },
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(answer one)" },
+        idle(),
+        {
+            trigger: ".o_agentic_ai_input",
+            run() {
+                restoreNetwork();
+                count(".o_agentic_ai_thread", 1);
+                count(".o_agentic_ai_bubble_user", 1);
+                if (this.anchor.value !== "second message") {
+                    throw new Error(
+                        `the composer holds "${this.anchor.value}", not the second message`
+                    );
+                }
+            },
+        },
+    ],
+});
+
+// Retry sends the message again only when it never reached the conversation:
+// a request lost by the network is retried; a provider error after the
+// message was stored offers no Retry (it would ask the same thing twice).
+registry.category("web_tour.tours").add("agentic_ai_chat_retry", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        {
+            trigger: "select.o_agentic_ai_agent_select",
+            run(helpers) {
+                restoreNetwork = slowNetwork("/agentic_ai/thread/create", { loseFirst: true });
+                return helpers.selectByLabel(AGENT);
+            },
+        },
+        ...send("hello there"),
+        { trigger: ".o_agentic_ai_error .o_agentic_ai_retry", run: "click" },
+        { trigger: ".o_agentic_ai_bubble_assistant[data-message-id]:contains(first answer)" },
+        idle(),
+        {
+            trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_error))",
+            run() {
+                restoreNetwork();
+                count(".o_agentic_ai_thread", 1);
+                count(".o_agentic_ai_bubble_user", 1);
+            },
+        },
+        ...send("and now?"),
+        { trigger: ".o_agentic_ai_error" },
+        idle(),
+        {
+            trigger: ".o_agentic_ai_bubble_user[data-message-id]:contains(and now?)",
+            run() {
+                count(".o_agentic_ai_error .o_agentic_ai_retry", 0);
+                count(".o_agentic_ai_bubble_user", 2);
             },
         },
     ],
