@@ -243,13 +243,14 @@ export class ChatStore {
             this.refuseWhileRunning();
             return false;
         }
-        this.loads.count++; // a conversation still loading is not shown
         this.resetConversation();
         this.remember(null);
         return true;
     }
 
+    /** Show no conversation (a new one); one still loading is not shown when it arrives. */
     resetConversation() {
+        this.loads.count++;
         Object.assign(this, { thread: null, messages: [], error: null, stats: null, plan: null });
     }
 
