@@ -30,6 +30,7 @@ from odoo.http import Response, request
 from odoo.modules.registry import Registry
 
 from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay
+from ..engine.durable import step_commit
 from .chat_controller import AgenticAiChatController as Chat
 
 _logger = logging.getLogger(__name__)
@@ -114,12 +115,15 @@ def _runner(dbname, uid, context, thread_id, job):
             env = api.Environment(cr, uid, context)
             thread = env["agentic.ai.thread"].browse(thread_id)
             hooks = {"durable": True, "emit": relay.emit, "should_stop": relay.stopped}
-            try:
+
+            def open_run():
                 if job[0] == "send":
-                    result = thread._send_message(job[1], **hooks)
-                else:
-                    result = thread._handle_confirmation(job[1], job[4], tool_call_id=job[2],
-                                                         confirmation_id=job[3], **hooks)
+                    return thread._send_message(job[1], **hooks)
+                return thread._handle_confirmation(job[1], job[4], tool_call_id=job[2],
+                                                   confirmation_id=job[3], **hooks)
+            try:
+                # A concurrency failure before the run committed anything is retried, as Odoo retries a request.
+                result = step_commit.retry_opening(env, thread_id, open_run)
             # Refused under the run lock (another request took the thread after this one's checks): this request
             # ran nothing; the stream is open already, so the refusal's status travels in the error event.
             except UserError as exc:

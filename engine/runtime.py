@@ -23,7 +23,7 @@ from odoo.exceptions import LockError
 from odoo.http import request as http_request
 
 from ..llm import TokenTracker
-from .durable import durability
+from .durable import durability, step_commit
 from .durable.audit import AuditTrail
 from .executor import Executor
 from .guard.confirmation import ConfirmationRequest
@@ -392,9 +392,9 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             if final and self._unsealed:
                 logs._seal_after_commit(self._unsealed)
                 self._unsealed = set()
-            self.env.cr.commit()
+            step_commit.commit_step(self.env.cr)  # a post-commit hook that fails cannot undo the step
             if not final:  # the next step's transaction starts holding the thread's row (see _running)
-                self._lock_thread_row()
+                step_commit.lock_row(self.env.cr, self.thread._table, self.thread.id)
 
     def _lock_thread_row(self) -> None:
         """Lock the thread's row until the next commit. Taken first thing

@@ -1,0 +1,139 @@
+"""The commit that ends a durable step, and the lock that opens the next
+(issue 26 point 3).
+
+Once PostgreSQL has committed a step, nothing after it may turn the run
+into an error: the step happened. Odoo's ``Cursor.commit()`` runs the
+post-commit hooks (``cr.postcommit``: the cron wake-up
+``ir.cron._notifydb``, the audit log's seal, any addon's) right after the
+SQL ``COMMIT``, and the first hook that raises escapes from ``commit()``
+as if the commit had failed, leaving the hooks after it unrun.
+``commit_step`` asks PostgreSQL whether the transaction committed
+(``pg_xact_status``, PostgreSQL 13+), and when it did, logs the hook's
+failure and runs the remaining hooks, each on its own.
+
+A step's transaction then begins by locking the thread's row. A run of the
+memory-consolidation cron (or a rename) may have changed that row between
+the new snapshot and the lock: PostgreSQL then refuses the lock with a
+serialization failure, though the step has done nothing yet. ``lock_row``
+retries it on a fresh snapshot with Odoo's own rules (the errors of
+``odoo.service.model.PG_CONCURRENCY_EXCEPTIONS_TO_RETRY``, at most
+``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries, a random wait doubling each
+time), so a user never sees it as an error.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import time
+
+from odoo.service.model import MAX_TRIES_ON_CONCURRENCY_FAILURE, PG_CONCURRENCY_EXCEPTIONS_TO_RETRY
+
+_logger = logging.getLogger(__name__)
+
+#: Seconds of the first wait between two tries of a lock; each next wait may be twice as long. Odoo's
+#: ``retrying`` waits up to 2 s, then 4 s...: a request that was not yet answered; a step's lock is
+#: waited for by a user watching the stream, and the cron's transaction that took the row is short.
+FIRST_WAIT = 0.05
+
+
+def commit_step(cr) -> None:
+    """Commit ``cr``'s transaction; a post-commit hook that fails cannot undo it.
+
+    Raises what ``cr.commit()`` raises when the ``COMMIT`` itself failed (a
+    flush error, a deferred constraint, a serialization failure at commit,
+    a lost connection): then nothing of the step was committed. When the
+    ``COMMIT`` went through and a hook raised, the error is logged with its
+    traceback, the hooks after it still run (each failure logged), and
+    nothing is raised.
+    """
+    cr.execute("SELECT pg_current_xact_id()")  # the step's transaction id (assigning one if it wrote nothing)
+    xid = cr.fetchone()[0]
+    try:
+        cr.commit()
+        return
+    except Exception:
+        if not _committed(cr, xid):
+            raise
+        _logger.exception("A post-commit hook failed after a committed step (transaction %s): the step stands", xid)
+    while len(cr.postcommit):
+        try:
+            cr.postcommit.run()
+        except Exception:
+            _logger.exception("A post-commit hook failed after a committed step (transaction %s): the step stands",
+                              xid)
+
+
+def _committed(cr, xid) -> bool:
+    """Whether PostgreSQL committed transaction ``xid`` (False when it cannot be asked).
+
+    Asked on ``cr`` as it is; only when a failed hook left ``cr`` in an
+    aborted transaction is it rolled back first (Odoo's rollback also drops
+    the hooks not run yet: that is logged)."""
+    for attempt in (1, 2):
+        try:
+            cr.execute("SELECT pg_xact_status(%s::xid8)", [str(xid)])
+            return cr.fetchone()[0] == "committed"
+        except Exception:
+            if attempt == 2:
+                _logger.exception("Could not ask PostgreSQL whether transaction %s committed", xid)
+                return False
+            if len(cr.postcommit):
+                _logger.warning("%s post-commit hooks after the failed one are dropped (transaction %s)",
+                                len(cr.postcommit), xid)
+            cr.rollback()
+    return False
+
+
+def lock_row(cr, table: str, row_id: int) -> None:
+    """``SELECT ... FOR NO KEY UPDATE`` the row ``row_id`` of ``table`` as the
+    first statement of a transaction, retried on a fresh snapshot when a
+    concurrent transaction changed the row first (see the module docstring).
+
+    Call it only where the transaction has done nothing yet: a retry rolls
+    it back. Raises the last concurrency error after
+    ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries.
+    """
+    for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
+        try:
+            cr.execute(f'SELECT id FROM "{table}" WHERE id = %s FOR NO KEY UPDATE', [row_id])
+            return
+        except PG_CONCURRENCY_EXCEPTIONS_TO_RETRY as exc:
+            cr.rollback()
+            if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE:
+                raise
+            wait = random.uniform(0.0, FIRST_WAIT * 2 ** tryno)
+            _logger.info("%s locking %s %s, %s tries left, try again in %.3f s", type(exc).__name__, table,
+                         row_id, MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
+            time.sleep(wait)
+
+
+def retry_opening(env, thread_id: int, run):
+    """Call ``run()`` (a run on a cursor of its own: the stream's, a queued
+    run's) and return what it returns; when it raises a concurrency error
+    before it committed any row of the thread (the run lock's first
+    ``FOR NO KEY UPDATE`` of the thread row, refused because the memory
+    consolidation changed the row after this transaction's snapshot), roll
+    back, drop the environment's cache, and call it again, within Odoo's
+    tries. Once a row of the thread is committed,
+    the error is raised: the run must not be opened twice.
+    """
+    before = _last_row(env.cr, thread_id)
+    for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
+        try:
+            return run()
+        except PG_CONCURRENCY_EXCEPTIONS_TO_RETRY as exc:
+            env.cr.rollback()
+            env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
+            if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE or _last_row(env.cr, thread_id) != before:
+                raise
+            wait = random.uniform(0.0, FIRST_WAIT * 2 ** tryno)
+            _logger.info("%s opening the run of conversation %s, %s tries left, try again in %.3f s",
+                         type(exc).__name__, thread_id, MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
+            time.sleep(wait)
+    raise RuntimeError("unreachable")
+
+
+def _last_row(cr, thread_id: int):
+    """The id of the thread's last committed transcript row (None: none)."""
+    cr.execute("SELECT max(id) FROM agentic_ai_thread_message WHERE thread_id = %s", [thread_id])
+    return cr.fetchone()[0]

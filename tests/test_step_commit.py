@@ -1,0 +1,155 @@
+"""The commit that ends a durable step and the lock that opens the next
+(engine/durable/step_commit.py, issue 26 point 3), on real PostgreSQL
+sessions of their own: what a hook does after a COMMIT cannot undo it, a
+COMMIT that fails still fails, and a lock refused because a concurrent
+transaction changed the row is retried on a fresh snapshot."""
+import threading
+import time
+
+from psycopg2 import errors
+
+from odoo import SUPERUSER_ID, api, sql_db
+from odoo.tests import TransactionCase, tagged
+
+from ..engine.durable import step_commit
+
+PROBE = "agentic_ai_step_commit_probe"
+
+
+@tagged("post_install", "-at_install")
+class TestStepCommit(TransactionCase):
+
+    def session(self):
+        """A real session of its own (not the test's transaction), closed after the test."""
+        cr = sql_db.db_connect(self.env.cr.dbname).cursor()
+        self.addCleanup(cr.close)
+        return cr
+
+    def probe_table(self):
+        """A committed table with one row, dropped after the test: two sessions must both see it."""
+        cr = self.session()
+        cr.execute(f"DROP TABLE IF EXISTS {PROBE}; CREATE TABLE {PROBE} (id int PRIMARY KEY, v int NOT NULL)")
+        cr.execute(f"INSERT INTO {PROBE} VALUES (1, 0)")
+        cr.commit()
+
+        def drop():
+            with sql_db.db_connect(self.env.cr.dbname).cursor() as dropper:
+                dropper.execute(f"DROP TABLE IF EXISTS {PROBE}")
+        self.addCleanup(drop)
+
+    def test_a_hook_that_fails_after_the_commit_leaves_the_step_committed(self):
+        cr = self.session()
+        cr.execute("CREATE TEMP TABLE step (x int)")
+        cr.commit()
+        cr.execute("INSERT INTO step VALUES (1)")
+        ran = []
+
+        def notify_fails():
+            raise ConnectionError("connection pool is full")  # what ir.cron._notifydb met under load (issue 26)
+        cr.postcommit.add(notify_fails)
+        cr.postcommit.add(lambda: ran.append("seal"))
+        with self.assertLogs("odoo.addons.agentic_ai.engine.durable.step_commit", "ERROR") as logged:
+            step_commit.commit_step(cr)
+        self.assertIn("the step stands", logged.output[0])
+        self.assertEqual(ran, ["seal"], "the hooks after the failed one still ran")
+        cr.rollback()
+        cr.execute("SELECT count(*) FROM step")
+        self.assertEqual(cr.fetchone()[0], 1, "the step's row was committed: a rollback does not take it back")
+
+    def test_a_commit_that_fails_still_raises_and_runs_no_hook(self):
+        cr = self.session()
+        cr.execute("CREATE TEMP TABLE step (x int UNIQUE DEFERRABLE INITIALLY DEFERRED)")
+        cr.commit()
+        cr.execute("INSERT INTO step VALUES (1), (1)")  # checked at COMMIT only
+        ran = []
+        cr.postcommit.add(lambda: ran.append("hook"))
+        with self.assertRaises(errors.UniqueViolation):
+            step_commit.commit_step(cr)
+        self.assertEqual(ran, [], "no post-commit hook ran for a transaction that did not commit")
+        cr.rollback()
+        cr.execute("SELECT count(*) FROM step")
+        self.assertEqual(cr.fetchone()[0], 0)
+
+    def concurrent_update(self, then):
+        """Session B changes the probe row and holds it; ``then(env)`` (on session A) runs in a thread and
+        meets the lock; B commits 0.3 s later. Returns what ``then`` returned or raised."""
+        self.probe_table()
+        other, mine = self.session(), self.session()
+        env = api.Environment(mine, SUPERUSER_ID, {})  # made here: an Environment is made under the registry's lock
+        other.execute(f"UPDATE {PROBE} SET v = v + 1 WHERE id = 1")
+        outcome = {}
+
+        def work():
+            try:
+                outcome["value"] = then(env)
+            except Exception as exc:  # noqa: BLE001 - reported to the test
+                outcome["error"] = exc
+        worker = threading.Thread(target=work)
+        worker.start()
+        time.sleep(0.3)
+        other.commit()
+        worker.join(30)
+        self.assertFalse(worker.is_alive(), "the session that met the lock ended")
+        return outcome
+
+    def test_a_plain_lock_of_a_row_changed_meanwhile_is_refused(self):
+        """The case itself, without the retry: REPEATABLE READ refuses the lock."""
+        def plain(env):
+            cr = env.cr
+            cr.execute("SELECT 1")  # the snapshot, before the other session's commit
+            cr.execute(f"SELECT id FROM {PROBE} WHERE id = 1 FOR NO KEY UPDATE")
+        self.assertIsInstance(self.concurrent_update(plain).get("error"), errors.SerializationFailure)
+
+    def test_the_step_lock_is_retried_on_a_fresh_snapshot(self):
+        def locked(env):
+            cr = env.cr
+            cr.execute("SELECT 1")  # the snapshot, before the other session's commit, as after a step's commit
+            step_commit.lock_row(cr, PROBE, 1)
+            cr.execute(f"SELECT v FROM {PROBE} WHERE id = 1")
+            return cr.fetchone()[0]
+        # The first try is refused (the test above); the value 1 is read on the fresh snapshot of the second.
+        outcome = self.concurrent_update(locked)
+        self.assertEqual(outcome, {"value": 1}, "the lock was taken on a snapshot that sees the other commit")
+
+    def test_an_opening_refused_by_a_concurrent_change_is_run_again(self):
+        calls = []
+
+        def opening(env):
+            cr = env.cr
+
+            def run():
+                calls.append(1)
+                cr.execute("SELECT 1")
+                cr.execute(f"SELECT id FROM {PROBE} WHERE id = 1 FOR NO KEY UPDATE")
+                return "opened"
+            return step_commit.retry_opening(env, 0, run)
+        outcome = self.concurrent_update(opening)
+        self.assertEqual(outcome, {"value": "opened"})
+        self.assertEqual(len(calls), 2, "refused once, opened on the second try")
+
+    def test_an_opening_is_not_run_again_once_the_thread_has_a_committed_row(self):
+        """A run that committed a row of its thread before the concurrency
+        failure is never opened a second time: the error is raised."""
+        with sql_db.db_connect(self.env.cr.dbname).cursor() as setup:
+            env = api.Environment(setup, SUPERUSER_ID, {})
+            agent = env.ref("agentic_ai.agent_general_assistant")
+            thread_id = env["agentic.ai.thread"].create({"agent_id": agent.id, "name": "step commit probe"}).id
+
+        def remove():
+            with sql_db.db_connect(self.env.cr.dbname).cursor() as cleanup:
+                api.Environment(cleanup, SUPERUSER_ID, {})["agentic.ai.thread"].browse(thread_id).unlink()
+        self.addCleanup(remove)
+        calls = []
+
+        def opening(env):
+            cr = env.cr
+
+            def run():
+                calls.append(1)
+                env["agentic.ai.thread"].browse(thread_id).add_user_message("committed before the failure")
+                cr.commit()
+                cr.execute("SELECT 1")
+                cr.execute(f"SELECT id FROM {PROBE} WHERE id = 1 FOR NO KEY UPDATE")
+            return step_commit.retry_opening(env, thread_id, run)
+        self.assertIsInstance(self.concurrent_update(opening).get("error"), errors.SerializationFailure)
+        self.assertEqual(len(calls), 1, "not run a second time")
