@@ -394,14 +394,17 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 self._unsealed = set()
             step_commit.commit_step(self.env.cr)  # a post-commit hook that fails cannot undo the step
             if not final:  # the next step's transaction starts holding the thread's row (see _running)
-                step_commit.lock_row(self.env.cr, self.thread._table, self.thread.id)
+                self._lock_thread_row(retry=True)
 
-    def _lock_thread_row(self) -> None:
-        """Lock the thread's row until the next commit. Taken first thing
-        in each step's transaction, it makes a concurrent edit of the
-        thread (a rename) wait for the step instead of making the run's
-        next write to the thread fail under REPEATABLE READ."""
-        self.env.cr.execute("SELECT id FROM agentic_ai_thread WHERE id = %s FOR NO KEY UPDATE", [self.thread.id])
+    def _lock_thread_row(self, retry: bool = False) -> None:
+        """Lock the thread's row until the next commit, so that a concurrent
+        edit of the thread (a rename, the memory consolidation) waits for the
+        step instead of making the run's next write to the thread fail under
+        REPEATABLE READ. At the run's opening (``retry`` False) a refusal is
+        raised: the request is retried whole, as Odoo retries a request;
+        first thing after a step's commit (``retry`` True) it is retried on a
+        fresh snapshot (engine/durable/step_commit.py)."""
+        step_commit.lock_row(self.env.cr, self.thread._table, self.thread.id, retry=retry)
 
     def _client_gone(self) -> bool:
         """Whether the client that listens to the run went away (asked

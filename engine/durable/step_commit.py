@@ -84,15 +84,19 @@ def _committed(cr, xid) -> bool:
     return False
 
 
-def lock_row(cr, table: str, row_id: int) -> None:
-    """``SELECT ... FOR NO KEY UPDATE`` the row ``row_id`` of ``table`` as the
-    first statement of a transaction, retried on a fresh snapshot when a
-    concurrent transaction changed the row first (see the module docstring).
+def lock_row(cr, table: str, row_id: int, retry: bool = True) -> None:
+    """``SELECT ... FOR NO KEY UPDATE`` the row ``row_id`` of ``table``; with
+    ``retry``, as the first statement of a transaction, retried on a fresh
+    snapshot when a concurrent transaction changed the row first (see the
+    module docstring).
 
-    Call it only where the transaction has done nothing yet: a retry rolls
-    it back. Raises the last concurrency error after
-    ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries.
+    Retry only where the transaction has done nothing yet: a retry rolls it
+    back. Raises the concurrency error at once without ``retry``, the last
+    one after ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries with it.
     """
+    if not retry:
+        cr.execute(f'SELECT id FROM "{table}" WHERE id = %s FOR NO KEY UPDATE', [row_id])
+        return
     for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
         try:
             cr.execute(f'SELECT id FROM "{table}" WHERE id = %s FOR NO KEY UPDATE', [row_id])
