@@ -12,7 +12,7 @@ scripted LLM server in this process.
    Meanwhile a second ``chat/send`` on the same thread, from another
    client (another worker), is refused at once ("already being
    processed"), not held until the run ends and then run (issue 23).
-3. In the database: the thread is still ``executing``, the user's message,
+3. In the database: the thread is still ``executing`` (its lease on it), the user's message,
    the model's call and its ``llm_call`` log row were committed, there is
    no result, and the partner is unchanged (the step in flight is lost).
 4. A new server: ``/agentic_ai/thread/messages`` shows the thread
@@ -143,8 +143,8 @@ class Check:
         step("SIGKILL to the server")
         self.server.kill()
         # A session blocked in a statement would outlive its worker (PostgreSQL sees the client gone only
-        # when it next talks to it), holding the run's lock: the run asks PostgreSQL to check its client every
-        # 5 s (engine/durable/durability.py), so the dead worker's sessions end while this process still holds the row.
+        # when it next talks to it), holding the step's locks: each step asks PostgreSQL to check its client every
+        # 5 s (engine/durable/run_lease.py), so the dead worker's sessions end while this process still holds the row.
         own = [self.probe.get_backend_pid(), lock_pid]
         wait_for(lambda: not query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s "
                                    "AND pid <> ALL(%s)", [self.db, own]),
@@ -152,6 +152,10 @@ class Check:
         self.locker.rollback()
         sender.join(5)
         self.check_after_death(thread_id, partner_id, partner_name)
+        wait_for(lambda: query(self.probe, "SELECT h.alive_until < (now() AT TIME ZONE 'UTC') FROM agentic_ai_thread t "
+                               "JOIN agentic_ai_run_holder h ON h.id = t.run_holder WHERE t.id = %s",
+                               [thread_id])[0][0], "the dead server's run lease to run out")
+        step("the dead server's run lease ran out")
         client = self.start_server()
         step("server restarted")
         self.check_after_restart(client, thread_id, partner_id, partner_name)

@@ -15,6 +15,8 @@ agent = env.ref("agentic_ai.agent_general_assistant")
 agent.write({"llm_provider_id": provider.id, "fallback_provider_id": False, "require_confirmation": "never"})
 if agent.state != "active":
     agent.action_activate()
+# A dead server's runs are repaired once its lease ran out (engine/durable/run_lease.py): seconds, not 30.
+env["ir.config_parameter"].set_param("agentic_ai.run_lease_seconds", str(os.environ.get("CHECK_LEASE_SECONDS", "3")))
 partner = env["res.partner"].create({"name": "Durability Check Partner"})
 thread = agent.with_user(admin).start_thread(name="durability check")
 env.cr.commit()

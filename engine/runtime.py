@@ -23,7 +23,7 @@ from odoo.exceptions import LockError
 from odoo.http import request as http_request
 
 from ..llm import TokenTracker
-from .durable import durability, step_commit
+from .durable import durability, run_lease, step_commit
 from .durable.audit import AuditTrail
 from .executor import Executor
 from .guard.confirmation import ConfirmationRequest
@@ -90,6 +90,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self._step_rounds: dict[int, int] = {}  # plan step id → LLM rounds it took in this turn (plan_steps.py)
         self.repeats = RepeatGuard(self.context.tools)  # identical calls of this turn (issue 12, BR-10)
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
+        self.lease: str | None = None  # this run's token on its thread while it holds it (_running)
 
     # ------------------------------------------------------------ entry points
     def run_turn(self, user_message: str) -> AgentResult:
@@ -335,31 +336,46 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
     # ---------------------------------------------------- durability, stops
     @contextmanager
     def _running(self):
-        """Hold the thread's run lock while the run lasts (one run per
-        thread), after repairing what a dead run left. A durable run holds
-        PostgreSQL's session lock across its commits; another run holds a
-        transaction lock, released with the caller's transaction."""
+        """Hold the thread for one run while the run lasts (one run per
+        thread), after repairing what a dead run left: the run's lease
+        (engine/durable/run_lease.py) is taken with the thread's row locked
+        and committed with the run's first step; the run's last commit
+        clears it. No database session is held for it."""
         cr, thread_id = self.env.cr, self.thread.id
         # A live run first, without waiting: its step holds the thread's row, and waiting for the row would make
         # this request run after it instead of being refused at once (issue 23 point 7).
         if durability.run_is_alive(cr, thread_id):
             raise LockError(self.env._("This conversation is already being processed."))
         # Then the row: a run that changed the thread since this transaction began makes this raise a
-        # serialization failure, so the request is retried on fresh data (a second approval sees it was answered).
+        # serialization failure, so the request is retried on fresh data (a second approval sees it was answered,
+        # a run that started meanwhile is seen alive).
         self._lock_thread_row()
-        if self.durable:
-            if not durability.try_run_lock(cr, thread_id):
-                raise LockError(self.env._("This conversation is already being processed."))
-        elif durability.run_is_alive(cr, thread_id):
-            raise LockError(self.env._("This conversation is already being processed."))
+        if durability.repair_dead_run(self.thread):
+            self._checkpoint(final=True)
+        self.thread.invalidate_recordset()
+        self.lease = run_lease.take(cr, thread_id)
         try:
-            if durability.repair_dead_run(self.thread):
-                self._checkpoint(final=True)
-            self.thread.invalidate_recordset()
             yield
         finally:
-            if self.durable:
-                durability.release_run_lock(cr, thread_id)
+            if self.lease:  # the run ended without its last commit (an error escaped it): let the thread go
+                self._let_go()
+
+    def _let_go(self) -> None:
+        """Clear this run's lease outside its last commit: in the caller's
+        transaction, or (durable) in a transaction of its own after the
+        failed one is rolled back."""
+        token, self.lease = self.lease, None
+        cr = self.env.cr
+        if not self.durable:
+            run_lease.release(cr, self.thread.id, token)
+            return
+        try:
+            cr.rollback()
+            run_lease.release(cr, self.thread.id, token)
+            step_commit.commit_step(cr)
+        except Exception:
+            _logger.exception("Conversation %s: could not clear the lease of a run that failed; it is judged dead "
+                              "once its process's lease runs out", self.thread.id)
 
     def _guarded(self, step, *args) -> AgentResult:
         """Run ``step``; in a durable run, an unexpected error (a bug, a
@@ -371,6 +387,13 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             return step(*args)
         try:
             return step(*args)
+        except run_lease.RunTakenOver as exc:  # its lease ran out and the thread was repaired: write nothing more
+            _logger.warning("Conversation %s: %s", self.thread.id, exc)
+            self.env.cr.rollback()
+            self.env.invalidate_all()
+            self.lease = None
+            return AgentResult(thread_id=self.thread.id, state=self.thread.state, reply=None, error=str(exc),
+                               iterations=self.iterations, tool_calls=self.tool_call_count)
         except Exception as exc:
             _logger.exception("Conversation %s: the run failed", self.thread.id)
             self.env.cr.rollback()
@@ -392,9 +415,16 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             if final and self._unsealed:
                 logs._seal_after_commit(self._unsealed)
                 self._unsealed = set()
+            if final and self.lease:
+                run_lease.release(self.env.cr, self.thread.id, self.lease)
             step_commit.commit_step(self.env.cr)  # a post-commit hook that fails cannot undo the step
-            if not final:  # the next step's transaction starts holding the thread's row (see _running)
+            if final:
+                self.lease = None
+            else:  # the next step's transaction starts holding the thread's row (see _running)
                 self._lock_thread_row(retry=True)
+        elif final and self.lease:
+            run_lease.release(self.env.cr, self.thread.id, self.lease)
+            self.lease = None
 
     def _lock_thread_row(self, retry: bool = False) -> None:
         """Lock the thread's row until the next commit, so that a concurrent
@@ -403,8 +433,17 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         REPEATABLE READ. At the run's opening (``retry`` False) a refusal is
         raised: the request is retried whole, as Odoo retries a request;
         first thing after a step's commit (``retry`` True) it is retried on a
-        fresh snapshot (engine/durable/step_commit.py)."""
-        step_commit.lock_row(self.env.cr, self.thread._table, self.thread.id, retry=retry)
+        fresh snapshot (engine/durable/step_commit.py). Raises RunTakenOver
+        when the row no longer carries this run's lease (once taken). The
+        step's transaction also has PostgreSQL check its client every few
+        seconds (``run_lease.client_check``)."""
+        cr = self.env.cr
+        _id, token, _check = step_commit.lock_row(cr, self.thread._table, self.thread.id, retry=retry,
+                                                  columns=("id", "run_token", run_lease.client_check(cr)))
+        if self.lease and token != self.lease:
+            raise run_lease.RunTakenOver(self.env._(
+                "This request was stopped: its server stopped answering for longer than the run's lease, and the "
+                "conversation was closed by another request."))
 
     def _client_gone(self) -> bool:
         """Whether the client that listens to the run went away (asked

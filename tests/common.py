@@ -4,11 +4,13 @@ or an agent turn. Everything else is the real Odoo and PostgreSQL."""
 import json
 import re
 import socket
+from contextlib import contextmanager
 
 from odoo import Command, fields
 from odoo.tests import TransactionCase, new_test_user
 
 from ..dev.scripted_llm import Scenario, ScriptedLLMServer
+from ..engine.durable import run_lease
 from ..engine.executor import Executor
 from ..engine.turn.run_context import build_run_context
 from ..llm import OpenAIAdapter, ProviderConfig
@@ -46,6 +48,19 @@ def closed_port_url():
     port = sock.getsockname()[1]
     sock.close()
     return f"http://127.0.0.1:{port}/v1"
+
+
+@contextmanager
+def live_run_elsewhere(thread):
+    """``thread`` held by a live run of another process, as a worker that
+    runs it leaves it (engine/durable/run_lease.py): its lease on the
+    thread's row, its process's holder renewed; released on leaving."""
+    cr = thread.env.cr
+    token = run_lease.take(cr, thread.id)
+    try:
+        yield token
+    finally:
+        run_lease.release(cr, thread.id, token)
 
 
 def tool_call(name, arguments, call_id=None):

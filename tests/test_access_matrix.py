@@ -29,6 +29,7 @@ EXPECTED = {
     "agentic.ai.confirm.wizard": {"user": "rwcu", "operator": "rwcu", "admin": "rwcu"},
     "agentic.ai.execution.log.checkpoint": {"user": "", "operator": "", "admin": "r"},
     "agentic.ai.thread.stop": {"user": "", "operator": "", "admin": ""},  # the engine's, in SQL
+    "agentic.ai.run.holder": {"user": "", "operator": "", "admin": ""},  # the engine's, in SQL
     "agentic.ai.webhook": {"user": "", "operator": "r", "admin": "rwcu"},
     "agentic.ai.webhook.delivery": {"user": "", "operator": "", "admin": "r"},
     # Record rules: own memories, shared ones read by all and written by operators (tests/test_memory.py).
@@ -84,7 +85,7 @@ class TestAccessMatrix(AgenticCase):
         for row in ours:
             granted = "".join(letter for letter, operation in OPERATIONS.items() if row[f"perm_{operation}"])
             self.assertEqual(granted, EXPECTED[row.model_id.model][by_group[row.group_id]], row.name)
-        self.assertEqual(len(rows), 56, "54 model rows and the operators' read access to ir.model and its fields "
+        self.assertEqual(len(rows), 59, "57 model rows and the operators' read access to ir.model and its fields "
                                         "(knowledge sources of records pick their fields)")
 
     def test_logs_and_messages_are_never_writable(self):

@@ -18,6 +18,7 @@ AI_ADMIN = "agentic_ai.group_agentic_ai_admin"
 # Models with no list, form and search views of their own, and why.
 WITHOUT_FULL_VIEWS = {
     "agentic.ai.thread.stop": "technical: stop requests, written and read by the engine in SQL, no ACL at all",
+    "agentic.ai.run.holder": "technical: processes running conversations, the engine's, in SQL, no ACL at all",
     "agentic.ai.confirm.wizard": "a dialog (form only), opened from a waiting conversation",
     "agentic.ai.webhook.secret.show": "a dialog (form only) that shows a new webhook secret once",
 }

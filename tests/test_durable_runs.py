@@ -5,11 +5,11 @@ running request stopped by its user ends ``interrupted`` at its next step
 boundary."""
 import json
 
-from odoo import Command, sql_db
+from odoo import Command
 from odoo.tests import HttpCase, new_test_user, tagged
 
 from ..engine.durable import durability
-from .common import PROVIDER_MATRIX, AgenticSetupMixin
+from .common import PROVIDER_MATRIX, AgenticSetupMixin, live_run_elsewhere
 
 
 @tagged("post_install", "-at_install")
@@ -95,19 +95,14 @@ class TestDurableRuns(AgenticSetupMixin, HttpCase):
         """A thread whose run holds the lock in another session (another
         worker) is left alone, and cancelling it asks the run to stop."""
         thread = self.dead_run()
-        other = sql_db.db_connect(self.env.cr.dbname).cursor()  # a real second session, as another worker's
-        try:
-            self.assertTrue(durability.try_run_lock(other, thread.id))
+        with live_run_elsewhere(thread):
             self.assertFalse(thread._repair_dead_run())
             self.assertEqual(thread.state, "executing")
             self.authenticate("durable_user", "durable_user")
             answer = self.make_jsonrpc_request("/agentic_ai/chat/cancel", {"thread_id": thread.id})
             self.assertIsNone(answer["result"])
             self.assertEqual((answer["thread"]["state"], answer["thread"]["stop_requested"]), ("executing", True))
-            durability.release_run_lock(other, thread.id)
-        finally:
-            other.close()
-        self.assertTrue(thread._repair_dead_run(), "once the other session is gone, the run is dead")
+        self.assertTrue(thread._repair_dead_run(), "once the other run's lease is gone, the run is dead")
 
     def test_user_stops_a_running_request(self):
         """Stop pressed while the model answers (the flag another request

@@ -5,14 +5,13 @@ input must get a clear error (never a 500, a traceback or an ERROR log
 line) and lose nothing."""
 import json
 
-from odoo import fields, sql_db
+from odoo import fields
 from odoo.exceptions import UserError
 from odoo.tests import HttpCase, new_test_user, tagged
 
 from ..dev.scripted_llm.scenario import last_user_contains
 from ..engine.doors.event_relay import HEARTBEAT_SECONDS, MIN_HEARTBEAT_SECONDS, EventRelay
-from ..engine.durable import durability
-from .common import AgenticSetupMixin, tool_call
+from .common import AgenticSetupMixin, live_run_elsewhere, tool_call
 from .probes import leave_dead_run, no_error_logs, strict_json
 from .sse_client import open_stream
 
@@ -342,18 +341,12 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         """Probe: two runs on the same thread at once (the other holds the
         run lock in its own database session, before its state says so): a
         409 before the stream opens, no ERROR."""
-        other = sql_db.db_connect(self.env.cr.dbname).cursor()
-        try:
-            self.assertTrue(durability.try_run_lock(other, self.thread.id))
-            with no_error_logs(self):
-                response = self.post_stream({"thread_id": self.thread.id, "message": "hi"})
-                self.refused("/agentic_ai/chat/send", "already being processed", thread_id=self.thread.id,
-                             message="hi")
-            self.assertEqual(response.status_code, 409, response.text[:300])
-            self.assertIn("already being processed", response.json()["error"]["message"])
-            durability.release_run_lock(other, self.thread.id)
-        finally:
-            other.close()
+        with live_run_elsewhere(self.thread), no_error_logs(self):
+            response = self.post_stream({"thread_id": self.thread.id, "message": "hi"})
+            self.refused("/agentic_ai/chat/send", "already being processed", thread_id=self.thread.id,
+                         message="hi")
+        self.assertEqual(response.status_code, 409, response.text[:300])
+        self.assertIn("already being processed", response.json()["error"]["message"])
         self.assertFalse(self.scenario.requests)
 
     # ------------------------------------------------------------- JSON out
@@ -480,15 +473,9 @@ class TestRouteProbes(AgenticSetupMixin, HttpCase):
         another worker: refused (the run would fail on its next row); a
         dead one is repaired and deleted."""
         thread = self.dead_run()
-        other = sql_db.db_connect(self.env.cr.dbname).cursor()
-        try:
-            self.assertTrue(durability.try_run_lock(other, thread.id))
-            with self.assertRaises(UserError):
-                thread.with_user(self.owner).unlink()
-            self.assertTrue(thread.exists())
-            durability.release_run_lock(other, thread.id)
-        finally:
-            other.close()
+        with live_run_elsewhere(thread), self.assertRaises(UserError):
+            thread.with_user(self.owner).unlink()
+        self.assertTrue(thread.exists())
         thread.with_user(self.owner).unlink()
         self.assertFalse(thread.exists())
         queued = self.agent.with_user(self.owner).start_thread(name="claimed")

@@ -4,16 +4,14 @@ A run commits each finished step (an LLM answer, a tool result with its
 business effect, the log rows), so a worker killed by ``limit_time_real``,
 a restart or a dropped connection loses at most the step in flight.
 
-A live run holds a PostgreSQL *session* advisory lock on its thread for as
-long as it runs; PostgreSQL releases it when the run ends it or when the
-run's connection dies with its worker. A thread still ``executing`` while
-nobody holds that lock was left by a dead run, and ``repair_dead_run``
-closes it: each tool call without a result gets one result saying its
-outcome is unknown (the call is never run again blindly) and the thread
-leaves ``executing``.
-
-Session locks need a real session per worker: behind PgBouncer in
-transaction pooling mode they do not hold (see the README)."""
+A live run holds a lease on its thread (engine/durable/run_lease.py): its
+token on the thread's row, kept alive by its process's heartbeat, so no
+database session is held for the run and PgBouncer in transaction pooling
+works. A thread still ``executing`` that no live run holds was left by a
+dead run (its process died, and its lease ran out ``agentic_ai.run_lease_seconds``
+later), and ``repair_dead_run`` closes it: each tool call without a result
+gets one result saying its outcome is unknown (the call is never run again
+blindly) and the thread leaves ``executing``."""
 from __future__ import annotations
 
 import logging
@@ -21,10 +19,9 @@ import logging
 from odoo.modules import module as odoo_module
 
 from ..turn.plan_steps import close_open_plans
+from . import run_lease, step_commit
 
 _logger = logging.getLogger(__name__)
-
-LOCK_CLASS = 0x41474E54  # "AGNT": first key of the thread's advisory locks; the second is the thread id
 
 UNKNOWN_OUTCOME = (
     "[OUTCOME UNKNOWN] The run stopped while {tool} was running (its worker ended), so its result was never "
@@ -61,49 +58,28 @@ def clear_stop(cr, thread_id: int) -> None:
     cr.execute("DELETE FROM agentic_ai_thread_stop WHERE thread_id = %s", [thread_id])
 
 
-# While a run holds its lock, PostgreSQL (14 and later) checks every few seconds that the run's client is
-# still connected, even while a statement waits: a worker killed while its session waited on a lock (or ran a long
-# query) would otherwise leave that session, and the run's lock with it, alive until the statement ended.
-_CONNECTION_CHECK = ("SELECT set_config('client_connection_check_interval', %s, false) "
-                     "WHERE current_setting('server_version_num')::int >= 140000")
-
-
-def try_run_lock(cr, thread_id: int) -> bool:
-    """Take the session lock of a run on ``thread_id``; False when another
-    session (a live run) holds it. Release with ``release_run_lock``."""
-    cr.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, thread_id])
-    taken = cr.fetchone()[0]
-    if taken:
-        cr.execute(_CONNECTION_CHECK, ["5s"])
-    return taken
-
-
-def release_run_lock(cr, thread_id: int) -> None:
-    """Release the lock ``try_run_lock`` took (once per successful take)."""
-    cr.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, thread_id])
-    cr.execute(_CONNECTION_CHECK, ["0"])
-
-
 def run_is_alive(cr, thread_id: int) -> bool:
-    """Whether another session runs ``thread_id`` now. When not, the check
-    leaves a transaction-scoped lock that keeps any run from starting on
-    the thread until this transaction ends (so a repair is never raced)."""
-    cr.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_CLASS, thread_id])
-    return not cr.fetchone()[0]
+    """Whether a live run (in this process or another) holds ``thread_id``
+    (engine/durable/run_lease.py). Taking or repairing a run locks the
+    thread's row first, so neither is ever raced."""
+    return run_lease.alive(cr, thread_id)
 
 
 def repair_dead_run(thread) -> bool:
     """Close ``thread`` (a record; its state is re-read) when a dead run
     left it ``executing``: one ``[OUTCOME UNKNOWN]`` result per call
     without a result, an ``error`` log row, state ``interrupted``. Returns
-    whether it repaired anything. The caller commits."""
+    whether it repaired anything. The caller commits.
+
+    The thread's row is locked first, as a run's start locks it: a run
+    that took the thread after this transaction's snapshot makes that
+    lock raise a serialization failure (Odoo retries the request), so a
+    live run is never repaired."""
     thread = thread.sudo()
     thread.invalidate_recordset(["state"])
     if thread.state != "executing" or run_is_alive(thread.env.cr, thread.id):
         return False
-    thread.invalidate_recordset(["state"])  # read again now that no run can start
-    if thread.state != "executing":
-        return False
+    step_commit.lock_row(thread.env.cr, thread._table, thread.id, retry=False)
     dangling = _answer_dangling_calls(thread)
     reason = "the run ended without finishing (its worker stopped)"
     if dangling:
@@ -111,6 +87,7 @@ def repair_dead_run(thread) -> bool:
     _log_end(thread, reason, dangling)
     close_open_plans(thread, "failed", reason)
     clear_stop(thread.env.cr, thread.id)
+    run_lease.clear(thread.env.cr, thread.id)
     thread._set_runtime_state(state="interrupted", last_error=reason)
     _logger.warning("Conversation %s: repaired a run that died (%s)", thread.id, reason)
     return True

@@ -84,24 +84,24 @@ def _committed(cr, xid) -> bool:
     return False
 
 
-def lock_row(cr, table: str, row_id: int, retry: bool = True) -> None:
-    """``SELECT ... FOR NO KEY UPDATE`` the row ``row_id`` of ``table``; with
-    ``retry``, as the first statement of a transaction, retried on a fresh
-    snapshot when a concurrent transaction changed the row first (see the
-    module docstring).
+def lock_row(cr, table: str, row_id: int, retry: bool = True, columns: tuple[str, ...] = ("id",)) -> tuple | None:
+    """``SELECT columns ... FOR NO KEY UPDATE`` the row ``row_id`` of
+    ``table`` and return its values (None: no such row); with ``retry``, as
+    the first statement of a transaction, retried on a fresh snapshot when a
+    concurrent transaction changed the row first (see the module docstring).
 
     Retry only where the transaction has done nothing yet: a retry rolls it
     back. Raises the concurrency error at once without ``retry``, the last
     one after ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries with it.
     """
-    if not retry:
-        cr.execute(f'SELECT id FROM "{table}" WHERE id = %s FOR NO KEY UPDATE', [row_id])
-        return
+    query = f'SELECT {", ".join(columns)} FROM "{table}" WHERE id = %s FOR NO KEY UPDATE'
     for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
         try:
-            cr.execute(f'SELECT id FROM "{table}" WHERE id = %s FOR NO KEY UPDATE', [row_id])
-            return
+            cr.execute(query, [row_id])
+            return cr.fetchone()
         except PG_CONCURRENCY_EXCEPTIONS_TO_RETRY as exc:
+            if not retry:
+                raise
             cr.rollback()
             if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE:
                 raise
@@ -109,6 +109,7 @@ def lock_row(cr, table: str, row_id: int, retry: bool = True) -> None:
             _logger.info("%s locking %s %s, %s tries left, try again in %.3f s", type(exc).__name__, table,
                          row_id, MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
             time.sleep(wait)
+    raise RuntimeError("unreachable")
 
 
 def retry_opening(env, thread_id: int, run):
