@@ -27,10 +27,9 @@ import threading
 from odoo import api, http
 from odoo.exceptions import UserError
 from odoo.http import Response, request
-from odoo.modules.registry import Registry
 
 from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay
-from ..engine.durable import step_commit
+from ..engine.durable import step_commit, step_connection
 from .chat_controller import AgenticAiChatController as Chat
 
 _logger = logging.getLogger(__name__)
@@ -111,7 +110,8 @@ def _runner(dbname, uid, context, thread_id, job):
     its own, as the requesting user, emitting ``error`` and ``done``."""
     def run(relay):
         threading.current_thread().dbname = dbname  # for Odoo's log lines
-        with Registry(dbname).cursor() as cr:
+        # Through the gate of the runs' connections: a burst of streams waits for one, never fails on a full pool.
+        with step_connection.run_cursor(dbname) as cr:
             env = api.Environment(cr, uid, context)
             thread = env["agentic.ai.thread"].browse(thread_id)
             hooks = {"durable": True, "emit": relay.emit, "should_stop": relay.stopped}

@@ -70,19 +70,24 @@ class OdooServer:
 
     def __init__(self, db: str, extra: tuple[str, ...] = ("--workers=0",), log_path: str | None = None):
         self.db, self.extra, self.log_path = db, list(extra), log_path
-        self.port = 0
+        self.port = self.gevent_port = 0
         self.process: subprocess.Popen | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def gevent_url(self) -> str:
+        """Odoo's long-lived server (``--gevent-port``), running beside the HTTP workers."""
+        return f"http://127.0.0.1:{self.gevent_port}"
+
     def start(self, timeout: float = 120) -> OdooServer:
         """Start the server and wait until ``/web/health`` answers 200
         (RuntimeError when it exits first or after ``timeout`` seconds)."""
-        self.port = free_port()
+        self.port, self.gevent_port = free_port(), free_port()
         args = ["server", "-d", self.db, f"--http-port={self.port}", "--http-interface=127.0.0.1",
-                f"--gevent-port={free_port()}", "--max-cron-threads=0", *self.extra]
+                f"--gevent-port={self.gevent_port}", "--max-cron-threads=0", *self.extra]
         if self.log_path:
             args.append(f"--logfile={self.log_path}")
         self.process = subprocess.Popen(odoo_command(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -100,6 +105,21 @@ class OdooServer:
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"odoo-bin server did not answer within {timeout} s")
+
+    def wait_for_gevent(self, timeout: float = 60) -> None:
+        """Wait until the gevent process (started by a multi-process server, a
+        moment after its HTTP workers) answers ``/web/health``; RuntimeError
+        after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with httpx.Client(base_url=self.gevent_url, timeout=5) as client:
+            while time.monotonic() < deadline:
+                try:
+                    if client.get("/web/health").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.2)
+        raise RuntimeError(f"the gevent server did not answer within {timeout} s")
 
     def login(self, login: str = "admin", password: str = "admin", timeout: float = 300) -> httpx.Client:
         """A new httpx client logged in on the server as ``login``; the caller closes it."""

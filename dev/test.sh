@@ -72,6 +72,15 @@ else
     AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/durability_check.sh" | tee "$DURABILITY" \
         | sed -u 's/^[0-9]* passed, [0-9]* failed$/[durability] &/'
 fi
+# 200 streams at once on the gevent server of a real multi-process Odoo, against PostgreSQL's 100 connections
+# (dev/connections_check.sh, on a copy of the suite's database).
+CONNECTIONS=${LOG%.log}-connections.out
+if [ "${AGENTIC_AI_SKIP_CONNECTIONS:-}" = 1 ]; then
+    echo "0 passed, 0 failed" >"$CONNECTIONS"
+else
+    AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/connections_check.sh" | tee "$CONNECTIONS" \
+        | sed -u 's/^[0-9]* passed, [0-9]* failed$/[connections] &/'
+fi
 # Turns against a real OpenAI-compatible server nobody on this project wrote: llama-cpp-python's, with a small
 # model from PyPI (dev/real_server_check.sh; built once into the cache, about 10 minutes on 2 cores).
 REAL_SERVER=${LOG%.log}-real-server.out
@@ -94,7 +103,10 @@ read -r suite_passed suite_failed <<<"$(counts "$SUITE")"
 read -r subsets_passed subsets_failed <<<"$(counts "$SUBSETS")"
 read -r durability_passed durability_failed <<<"$(counts "$DURABILITY")"
 read -r real_passed real_failed <<<"$(counts "$REAL_SERVER")"
+read -r connections_passed connections_failed <<<"$(counts "$CONNECTIONS")"
 read -r numpy_passed numpy_failed <<<"$(counts "$NUMPY")"
-echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + real_passed + subsets_passed)) passed," \
-    "$((lint_failed + suite_failed + numpy_failed + durability_failed + real_failed + subsets_failed)) failed"
-[ "$suite_rc" = 0 ] && [ "$((lint_failed + numpy_failed + durability_failed + real_failed + subsets_failed))" = 0 ]
+echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + connections_passed + real_passed \
+    + subsets_passed)) passed," "$((lint_failed + suite_failed + numpy_failed + durability_failed \
+    + connections_failed + real_failed + subsets_failed)) failed"
+[ "$suite_rc" = 0 ] && [ "$((lint_failed + numpy_failed + durability_failed + connections_failed + real_failed \
+    + subsets_failed))" = 0 ]

@@ -23,7 +23,7 @@ from odoo.exceptions import LockError
 from odoo.http import request as http_request
 
 from ..llm import TokenTracker
-from .durable import durability, run_lease, step_commit
+from .durable import durability, run_lease, step_commit, step_connection
 from .durable.audit import AuditTrail
 from .executor import Executor
 from .guard.confirmation import ConfirmationRequest
@@ -75,7 +75,11 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.observer = Observer()
         self.tracker = TokenTracker()
         self.llm = LLMCaller(self.context, self.audit, self.tracker, retry_delay(self.env), emit=emit,
-                             should_stop=self._client_gone)
+                             should_stop=self._client_gone, waiting=self._waiting_on_model)
+        self.connection_waits: list[float] = []  # seconds each wait for a connection took, after the model's
+        # Worded now: it is set while the model streams, when the run has no database connection.
+        self._gone_reason = self.env._(
+            "the reply stopped being followed (Stop pressed, the page closed or the connection lost)")
         self.transcript: Transcript | None = None
         self.system_prompt = self.context.system_prompt  # what this turn's LLM calls are sent as the system message
         self.references: list[dict] = []  # knowledge excerpts given to this turn (_prepare_prompt)
@@ -359,6 +363,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         finally:
             if self.lease:  # the run ended without its last commit (an error escaped it): let the thread go
                 self._let_go()
+            step_connection.release_gate(cr)
 
     def _let_go(self) -> None:
         """Clear this run's lease outside its last commit: in the caller's
@@ -373,6 +378,13 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             cr.rollback()
             run_lease.release(cr, self.thread.id, token)
             step_commit.commit_step(cr)
+            return
+        except Exception:
+            _logger.warning("Conversation %s: could not clear the lease of a failed run on its cursor; trying a "
+                            "cursor of its own", self.thread.id, exc_info=True)
+        try:  # its own connection may be the thing that failed (away, lost): the thread must not stay held
+            with step_connection.run_cursor(cr.dbname) as own:
+                run_lease.release(own, self.thread.id, token)
         except Exception:
             _logger.exception("Conversation %s: could not clear the lease of a run that failed; it is judged dead "
                               "once its process's lease runs out", self.thread.id)
@@ -403,11 +415,30 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             return AgentResult(thread_id=self.thread.id, state="error", reply=reply, error=str(exc)[:2000],
                                iterations=self.iterations, tool_calls=self.tool_call_count)
 
-    def _checkpoint(self, final: bool = False) -> None:
+    @contextmanager
+    def _waiting_on_model(self):
+        """The wait for the model's answer (engine/turn/llm_calls.py): a
+        durable run on a connection of its own commits its step and gives
+        the connection back to the pool until the answer came, then begins
+        its next step holding the thread's row (engine/durable/step_connection.py);
+        the log rows of the wait are written once it has one again."""
+        cr = self.env.cr
+        with self.audit.step():
+            if not (self.durable and step_connection.can_give_back(cr)):
+                yield
+                return
+            self._checkpoint(lock_next=False)
+            with step_connection.given_back(cr, self.connection_waits):
+                yield
+            self._lock_thread_row(retry=True)
+
+    def _checkpoint(self, final: bool = False, lock_next: bool = True) -> None:
         """Commit what the run did so far, log rows included, when durable.
         The run's log rows are chained (engine/durable/log_chain.py) after its
         ``final`` commit only: one seal per turn, not one per step; rows a
-        dead run left unsealed are chained by the company's next seal."""
+        dead run left unsealed are chained by the company's next seal. The
+        next step's transaction then begins holding the thread's row, unless
+        ``lock_next`` is False (the run gives its connection back first)."""
         if self.durable:
             self.audit.flush()
             logs = self.env["agentic.ai.execution.log"]
@@ -420,7 +451,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             step_commit.commit_step(self.env.cr)  # a post-commit hook that fails cannot undo the step
             if final:
                 self.lease = None
-            else:  # the next step's transaction starts holding the thread's row (see _running)
+            elif lock_next:  # the next step's transaction starts holding the thread's row (see _running)
                 self._lock_thread_row(retry=True)
         elif final and self.lease:
             run_lease.release(self.env.cr, self.thread.id, self.lease)
@@ -449,8 +480,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         """Whether the client that listens to the run went away (asked
         between streamed chunks: no query). Sets ``stop_reason``."""
         if self._client_stop():
-            self.stop_reason = self.stop_reason or self.env._(
-                "the reply stopped being followed (Stop pressed, the page closed or the connection lost)")
+            self.stop_reason = self.stop_reason or self._gone_reason
             return True
         return False
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from odoo.tools import config
 
@@ -86,15 +87,21 @@ class LLMCaller:
 
     ``emit(event, data)`` receives ``token`` events (``{"text": str}``, or
     ``{"reset": True}`` when a failed stream's text must be discarded
-    before a retry); ``should_stop()`` is asked between streamed chunks.
+    before a retry); ``should_stop()`` is asked between streamed chunks;
+    ``waiting()`` is a context manager entered for each answer's wait on
+    the providers (retries and fallback included), inside which nothing of
+    this class touches the database (the runtime gives its connection back
+    there: engine/durable/step_connection.py).
 
     One per turn: it counts the turn's answers and its clock starts when it
     is created, bounding every mode's turn to ``context.max_llm_calls``
     answers and ``context.max_run_seconds`` seconds (issue 12 point 4)."""
 
     def __init__(self, context, audit, tracker, retry_delay: float,
-                 emit: Callable[[str, dict], None] | None = None, should_stop: Callable[[], bool] | None = None):
+                 emit: Callable[[str, dict], None] | None = None, should_stop: Callable[[], bool] | None = None,
+                 waiting: Callable[[], AbstractContextManager] | None = None):
         self.context = context
+        self.waiting = waiting or nullcontext
         self.audit = audit
         self.tracker = tracker
         self.retry_delay = retry_delay
@@ -149,6 +156,11 @@ class LLMCaller:
         (``check_bounds``)."""
         self.check_bounds()
         self.calls += 1
+        with self.waiting():
+            return self._answer(messages, schemas, normalize, relay)
+
+    def _answer(self, messages, schemas, normalize, relay) -> tuple[LLMResponse, list]:
+        """``answer`` inside the wait: nothing here touches the database."""
         errors, refusals, overflowed = [], 0, 0
         for provider in self.context.providers:
             if provider.adapter is None:

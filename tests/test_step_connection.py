@@ -1,0 +1,75 @@
+"""A run's connection given back to Odoo's pool while it waits on its model
+(engine/durable/step_connection.py, issue 26 point 2), on real Odoo cursors
+of their own (not the test's transaction): the pool gets the connection
+back, the cursor refuses any use meanwhile, and the next step's
+transaction begins on a connection set as Odoo sets its own."""
+from psycopg2.extensions import ISOLATION_LEVEL_REPEATABLE_READ
+
+from odoo import sql_db
+from odoo.tests import TransactionCase, tagged
+
+from ..engine.durable import step_connection
+
+PROBE = "agentic_ai_step_connection_probe"
+
+
+@tagged("post_install", "-at_install")
+class TestStepConnection(TransactionCase):
+
+    def cursor(self):
+        cr = sql_db.db_connect(self.env.cr.dbname).cursor()
+        self.addCleanup(cr.close)
+        return cr
+
+    @staticmethod
+    def in_use(cr):
+        return sum(1 for cnx in cr._Cursor__pool._connections if cnx._pool_in_use)
+
+    def test_the_connection_is_in_the_pool_while_the_run_waits(self):
+        cr = self.cursor()
+        self.assertTrue(step_connection.can_give_back(cr))
+        cr.execute("SELECT 1")
+        before, waits = self.in_use(cr), []
+        with step_connection.given_back(cr, waits):
+            self.assertEqual(self.in_use(cr), before - 1, "the pool has the connection back")
+            with self.assertRaises(step_connection.ConnectionAway):
+                cr.execute("SELECT 1")
+            with self.assertRaises(step_connection.ConnectionAway):
+                cr.commit()
+        self.assertEqual(self.in_use(cr), before)
+        self.assertEqual(len(waits), 1)
+        cr.execute("SELECT current_setting('transaction_isolation')")
+        self.assertEqual(cr.fetchone()[0], "repeatable read")
+        self.assertEqual(cr.connection.isolation_level, ISOLATION_LEVEL_REPEATABLE_READ)
+        step_connection.release_gate(cr)
+
+    def test_a_wait_leaves_nothing_of_the_transaction_and_its_gate_slot_is_given_back(self):
+        cr = self.cursor()
+        cr.execute(f"DROP TABLE IF EXISTS {PROBE}; CREATE TABLE {PROBE} (x int)")
+        cr.commit()
+
+        def drop():
+            with sql_db.db_connect(self.env.cr.dbname).cursor() as dropper:
+                dropper.execute(f"DROP TABLE IF EXISTS {PROBE}")
+        self.addCleanup(drop)
+        cr.execute(f"INSERT INTO {PROBE} VALUES (1)")  # not committed by the caller: rolled back, as said
+        gate = step_connection._the_gate()
+        with step_connection.given_back(cr):
+            pass
+        free = gate._value
+        cr.execute(f"SELECT count(*) FROM {PROBE}")
+        self.assertEqual(cr.fetchone()[0], 0)
+        cr.rollback()  # before the table is dropped
+        step_connection.release_gate(cr)
+        self.assertEqual(gate._value, free + 1, "the run's slot is free once it lets go")
+        step_connection.release_gate(cr)
+        self.assertEqual(gate._value, free + 1, "a slot is given back once")
+
+    def test_run_cursor_passes_the_gate_and_commits_on_leaving(self):
+        gate = step_connection._the_gate()
+        free = gate._value
+        with step_connection.run_cursor(self.env.cr.dbname) as cr:
+            self.assertEqual(gate._value, free - 1)
+            cr.execute("SELECT 1")
+        self.assertTrue(cr.closed)
+        self.assertEqual(gate._value, free)
