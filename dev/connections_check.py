@@ -1,25 +1,32 @@
 """Many streamed runs at once on Odoo's gevent server hold database
-connections only while they work (issue 26 point 2), on a real Odoo server
-(``--workers=2`` and its gevent process), the real PostgreSQL of dev/env.sh
-(``max_connections`` 100) and the scripted LLM server in this process.
+connections only while they work, and leave Odoo to everyone else (issue
+26 point 2, cases L-1 and L-2), on a real Odoo server (``--workers=2`` and
+its gevent process), the real PostgreSQL of dev/env.sh (``max_connections``
+100) and the scripted LLM server in this process.
 
-``CHECK_CHATS`` conversations (200) of ``CHECK_USERS`` users (20) are
-streamed at once through ``/agentic_ai/chat/stream`` on the gevent port,
-the way the README's proxy block sends them. Each run: the model asks for
-one ``odoo_search_read`` after ``CHECK_MODEL_DELAY`` seconds (1.0), then
-streams a 40-word answer, a word every 50 ms. Meanwhile this process
-samples ``pg_stat_activity`` every 0.1 s.
+Chats are streamed through ``/agentic_ai/chat/stream`` on the gevent port,
+the way the README's proxy block sends them, 100 new ones a second. Each
+run: the model asks for one ``odoo_search_read`` after ``CHECK_MODEL_DELAY``
+seconds (1.0), then streams a 40-word answer, a word every 50 ms. Meanwhile
+this process samples ``pg_stat_activity`` every 0.1 s.
 
-Passes when every run ends ``completed`` with exactly one answer (in the
-stream and in the database), no ``error`` event came, and the server's
-sessions never exceeded what PostgreSQL allows. Prints first-token and
-completion p50/p95, the most sessions the server had open and the most
-that were working at once (``active`` or ``idle in transaction``), then
-``1 passed, 0 failed`` or the reason and ``0 passed, 1 failed``.
+- L-2: a plain ``res.partner`` ``search_read`` by another user, on the HTTP
+  workers, while 16 chats stream: its p95 stays under 3x its quiet p95.
+- 10 chats whose client goes away at the first token, while the run has
+  given its connection back: each ends ``interrupted``, its partial answer
+  kept, its lease cleared.
+- L-1: ``CHECK_CHATS`` chats (200) of ``CHECK_USERS`` users (20) at once:
+  none ends ``error``, each completes with exactly one answer (streamed and
+  stored), and the server's sessions stay under ``max_connections``.
+
+Prints each case's figures (first-token and completion p50/p95, the most
+sessions open and working at once), then
+``N passed, M failed`` (one per case).
 
 Usage: ``python dev/connections_check.py DB`` with dev/env.sh's environment
 (``bash dev/connections_check.sh`` makes the database, a copy of the test
-database, and drops it). The server's log is ``.logs/connections-<time>.log``."""
+database, and drops it). The server's log is ``.logs/connections-<time>.log``
+(its standard error beside it, ``.log.stderr``)."""
 from __future__ import annotations
 
 import json
@@ -38,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.first_token import sse_events  # noqa: E402 - after the path is set
-from dev.odoo_process import OdooServer, odoo_shell  # noqa: E402
+from dev.odoo_process import OdooServer, odoo_shell, rpc  # noqa: E402
 from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
 
 CHATS = int(os.environ.get("CHECK_CHATS", "200"))
@@ -49,6 +56,9 @@ CHUNK_DELAY = 0.05
 SERVER_OPTIONS = ("--workers=2", f"--db_maxconn_gevent={os.environ.get('CHECK_GEVENT_MAXCONN', '64')}")
 STREAM_TIMEOUT = 300.0
 SPAWN_GAP = 0.01
+QUIET_CHATS = 16                   # case L-2's streams
+READS = 30                         # case L-2's quiet reads
+LEFT_CHATS = 10                    # streams whose client goes away at the first token
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 
 
@@ -101,8 +111,9 @@ class Sampler:
         conn.close()
 
 
-def stream(url: str, cookies, thread_id: int, out: dict) -> None:
-    """One streamed turn; ``out`` gets its first-token and completion seconds, events and end."""
+def stream(url: str, cookies, thread_id: int, out: dict, leave_at_token: bool = False) -> None:
+    """One streamed turn; ``out`` gets its first-token and completion seconds, events and end.
+    ``leave_at_token``: the client goes away at the first token, as a closed page does."""
     started = time.monotonic()
     events, tokens = Counter(), []
     try:
@@ -118,6 +129,8 @@ def stream(url: str, cookies, thread_id: int, out: dict) -> None:
                 if name == "token":
                     out.setdefault("first", time.monotonic() - started)
                     tokens.append(json.loads(data).get("text", ""))
+                    if leave_at_token:
+                        break
                 elif name == "error":
                     out["error"] = data[:300]
                 elif name == "done":
@@ -132,95 +145,180 @@ def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def run(db: str) -> None:
-    scenario = Scenario()
-    script(scenario)
-    llm = ScriptedLLMServer(scenario).start()
-    server = None
-    try:
-        prep = json.loads(odoo_shell(db, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
-            "CHECK_LLM_URL": llm.base_url, "CHECK_USERS": str(USERS), "CHECK_CHATS": str(CHATS)}))
+class Harness:
+    """The scripted model, the server and the users' sessions of one check."""
+
+    def __init__(self, db: str):
+        self.db = db
+        self.scenario = Scenario()
+        script(self.scenario)
+        self.llm = ScriptedLLMServer(self.scenario).start()
+        self.server: OdooServer | None = None
+        self.reader: httpx.Client | None = None
+
+    def start(self) -> None:
+        prep = json.loads(odoo_shell(self.db, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
+            "CHECK_LLM_URL": self.llm.base_url, "CHECK_USERS": str(USERS),
+            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS)}))
         (ROOT / ".logs").mkdir(exist_ok=True)
-        server = OdooServer(db, SERVER_OPTIONS, str(ROOT / ".logs" / f"connections-{time.strftime('%Y%m%d-%H%M%S')}"
-                                                    ".log")).start()
-        server.wait_for_gevent()
-        with psycopg2.connect(dbname=db) as conn, conn.cursor() as cur:
+        self.log = str(ROOT / ".logs" / f"connections-{time.strftime('%Y%m%d-%H%M%S')}.log")
+        self.server = OdooServer(self.db, SERVER_OPTIONS, self.log).start()
+        self.server.wait_for_gevent()
+        with psycopg2.connect(dbname=self.db) as conn, conn.cursor() as cur:
             cur.execute("SELECT current_setting('max_connections')::int")
-            max_connections = cur.fetchone()[0]
+            self.max_connections = cur.fetchone()[0]
         jobs = []
         for user in prep["users"]:
-            client = server.login(user["login"], user["password"], timeout=60)
-            cookies = client.cookies
+            client = self.server.login(user["login"], user["password"], timeout=60)
+            jobs += [(thread_id, client.cookies) for thread_id in user["threads"]]
             client.close()
-            jobs += [(thread_id, cookies) for thread_id in user["threads"]]
+        self.quiet_jobs, self.left_jobs = jobs[:QUIET_CHATS], jobs[QUIET_CHATS:QUIET_CHATS + LEFT_CHATS]
+        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS:]
+        self.reader = self.server.login(timeout=60)  # the administrator: another user than the chats'
         warm = {}  # the gevent process loads the database's registry on its first request: not measured
-        stream(server.gevent_url, jobs[-1][1], prep["warmup"], warm)
+        stream(self.server.gevent_url, self.jobs[-1][1], prep["warmup"], warm)
         if (warm.get("done") or {}).get("state") != "completed":
             raise CheckFailed(f"the warm-up chat did not complete: {warm}")
-        step(f"server up ({' '.join(SERVER_OPTIONS)}, gevent port {server.gevent_port}); {len(jobs)} chats of "
-             f"{len(prep['users'])} users; PostgreSQL max_connections {max_connections}")
-        sampler = Sampler(db)
+        step(f"server up ({' '.join(SERVER_OPTIONS)}, gevent port {self.server.gevent_port}); "
+             f"{len(prep['users'])} users; PostgreSQL max_connections {self.max_connections}")
+
+    def streams(self, jobs, while_running=None, leave_at_token=False):
+        """Stream ``jobs`` at once (100 new a second); ``while_running(done)`` runs meanwhile in this
+        thread (``done()`` tells when every stream ended). Returns ``(results, wall seconds, sampler)``."""
+        sampler = Sampler(self.db)
         sampler.thread.start()
         results = [{} for _ in jobs]
-        workers = [threading.Thread(target=stream, args=(server.gevent_url, cookies, thread_id, out), daemon=True)
+        url = self.server.gevent_url
+        workers = [threading.Thread(target=stream, args=(url, cookies, thread_id, out, leave_at_token), daemon=True)
                    for (thread_id, cookies), out in zip(jobs, results, strict=True)]
         started = time.monotonic()
-        for worker in workers:  # as a load tool spawns its users: 100 new chats a second
+        for worker in workers:  # as a load tool spawns its users
             worker.start()
             time.sleep(SPAWN_GAP)
+        if while_running:
+            while_running(lambda: not any(worker.is_alive() for worker in workers))
         for worker in workers:
             worker.join(STREAM_TIMEOUT + 30)
         wall = time.monotonic() - started
         sampler.stop.set()
         sampler.thread.join(5)
-        check(db, jobs, results, wall, sampler, max_connections)
-    finally:
-        if server:
-            server.stop()
-        llm.stop()
+        return results, wall, sampler
+
+    def read(self) -> float:
+        """Seconds of one plain ``res.partner`` ``search_read`` on the HTTP workers."""
+        started = time.monotonic()
+        rpc(self.reader, "/web/dataset/call_kw/res.partner/search_read", {
+            "model": "res.partner", "method": "search_read", "args": [],
+            "kwargs": {"fields": ["name", "email"], "limit": 80}})
+        return time.monotonic() - started
+
+    def stop(self) -> None:
+        if self.reader:
+            self.reader.close()
+        if self.server:
+            self.server.stop()
+        self.llm.stop()
 
 
-def check(db, jobs, results, wall, sampler, max_connections) -> None:
+def case_l2(harness: Harness) -> None:
+    """L-2: a plain read by another user while QUIET_CHATS streams run stays under 3x its quiet p95."""
+    quiet = [harness.read() for _ in range(READS)]
+    during = []
+
+    def keep_reading(done):
+        while not done():
+            during.append(harness.read())
+    results, wall, _sampler = harness.streams(harness.quiet_jobs, keep_reading)
+    quiet_p95, during_p95 = pct(quiet, 95), pct(during, 95)
+    step(f"L-2: a plain read, quiet p95 {quiet_p95 * 1000:.0f} ms (max {max(quiet) * 1000:.0f}); during "
+         f"{len(results)} streams ({wall:.1f} s) p95 {during_p95 * 1000:.0f} ms (max {max(during) * 1000:.0f}, "
+         f"{len(during)} reads)")
+    check_runs(harness, harness.quiet_jobs, results)
+    if during_p95 >= 3 * quiet_p95:
+        raise CheckFailed(f"L-2: the read's p95 went from {quiet_p95 * 1000:.0f} ms to {during_p95 * 1000:.0f} ms")
+
+
+def case_left(harness: Harness) -> None:
+    """Clients that go away at the first token, while their runs have given their connections back: each
+    run ends ``interrupted`` with its partial answer kept, and lets go of its conversation."""
+    results, wall, _sampler = harness.streams(harness.left_jobs, leave_at_token=True)
+    ids = [thread_id for thread_id, _c in harness.left_jobs]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with psycopg2.connect(dbname=harness.db) as conn, conn.cursor() as cur:
+            cur.execute("SELECT t.state, t.run_token IS NULL, count(m.id) FILTER (WHERE m.role = 'assistant' "
+                        "AND m.content LIKE '%%(Interrupted:%%') FROM agentic_ai_thread t LEFT JOIN "
+                        "agentic_ai_thread_message m ON m.thread_id = t.id WHERE t.id = ANY(%s) GROUP BY t.id", [ids])
+            ends = Counter(cur.fetchall())
+        if ends == Counter({("interrupted", True, 1): len(ids)}):
+            break
+        time.sleep(0.5)
+    step(f"left at the first token: {len(results)} clients in {wall:.1f} s; in the database (state, let go, "
+         f"interrupted answers): {dict(ends)}")
+    if ends != Counter({("interrupted", True, 1): len(ids)}):
+        raise CheckFailed(f"runs whose client left ended {dict(ends)}")
+
+
+def case_l1(harness: Harness) -> None:
+    """L-1 (with CHATS streams, more than the case's 80): none ends ``error``, every one completes with one
+    answer, the server's sessions stay under PostgreSQL's max_connections."""
+    results, wall, sampler = harness.streams(harness.jobs)
+    firsts = [out["first"] for out in results if "first" in out]
+    totals = [out["total"] for out in results if "total" in out]
+    ends = Counter((out.get("done") or {}).get("state") for out in results)
+    step(f"L-1: {ends['completed']}/{len(results)} completed in {wall:.1f} s; first token p50 "
+         f"{pct(firsts, 50):.2f} s, p95 {pct(firsts, 95):.2f} s; completion p50 {pct(totals, 50):.2f} s, "
+         f"p95 {pct(totals, 95):.2f} s")
+    marks = ["at_message", "at_tool_call", "at_tool_result", "at_token", "at_done"]
+    step("L-1: p50 seconds to the first " + ", ".join(
+        f"{mark[3:]} {statistics.median([out[mark] for out in results if mark in out] or [0]):.2f}"
+        for mark in marks))
+    step(f"L-1: the server's sessions: at most {sampler.most_open} open, {sampler.most_working} working at once "
+         f"({sampler.samples} samples{', ' + sampler.failure if sampler.failure else ''})")
+    check_runs(harness, harness.jobs, results)
+    if sampler.most_open >= harness.max_connections:
+        raise CheckFailed(f"{sampler.most_open} sessions: PostgreSQL's max_connections is {harness.max_connections}")
+
+
+def check_runs(harness: Harness, jobs, results) -> None:
+    """Every run completed, with the model's answer streamed and one answer stored."""
     failures = [f"conversation {thread_id}: {out.get('failure') or out.get('error')}"
                 for (thread_id, _c), out in zip(jobs, results, strict=True) if out.get("failure") or out.get("error")]
     ends = Counter((out.get("done") or {}).get("state") for out in results)
     wrong_text = sum(out.get("text") != ANSWER for out in results)
-    with psycopg2.connect(dbname=db) as conn, conn.cursor() as cur:
+    with psycopg2.connect(dbname=harness.db) as conn, conn.cursor() as cur:
         cur.execute("SELECT t.state, count(m.id) FILTER (WHERE m.role = 'assistant') FROM agentic_ai_thread t "
                     "LEFT JOIN agentic_ai_thread_message m ON m.thread_id = t.id WHERE t.id = ANY(%s) GROUP BY t.id",
                     [[thread_id for thread_id, _c in jobs]])
         stored = Counter(cur.fetchall())
-    firsts = [out["first"] for out in results if "first" in out]
-    totals = [out["total"] for out in results if "total" in out]
-    step(f"{ends['completed']}/{len(jobs)} completed in {wall:.1f} s; first token p50 {pct(firsts, 50):.2f} s, "
-         f"p95 {pct(firsts, 95):.2f} s; completion p50 {pct(totals, 50):.2f} s, p95 {pct(totals, 95):.2f} s")
-    marks = ["at_message", "at_tool_call", "at_tool_result", "at_token", "at_done"]
-    step("p50 seconds to the first " + ", ".join(
-        f"{mark[3:]} {statistics.median([out[mark] for out in results if mark in out] or [0]):.2f}"
-        for mark in marks))
-    step(f"the server's sessions: at most {sampler.most_open} open, {sampler.most_working} working at once "
-         f"({sampler.samples} samples{', ' + sampler.failure if sampler.failure else ''})")
     if failures:
         raise CheckFailed(f"{len(failures)} runs failed, e.g. {failures[:3]}")
     if ends != Counter({"completed": len(jobs)}) or wrong_text:
         raise CheckFailed(f"runs ended {dict(ends)}, {wrong_text} with another answer than the model's")
     if stored != Counter({("completed", 1): len(jobs)}):
         raise CheckFailed(f"in the database (state, answers): {dict(stored)}")
-    if sampler.most_open >= max_connections:
-        raise CheckFailed(f"{sampler.most_open} sessions: PostgreSQL's max_connections is {max_connections}")
 
 
 def main() -> int:
-    started, failure = time.monotonic(), None
+    started, passed, failed = time.monotonic(), 0, 0
+    harness = Harness(sys.argv[1])
     try:
-        run(sys.argv[1])
-    except CheckFailed as found:
-        failure = str(found)
+        harness.start()
+        for case in (case_l2, case_left, case_l1):
+            try:
+                case(harness)
+                passed += 1
+            except CheckFailed as found:
+                failed += 1
+                step(f"FAILED: {found}")
     except Exception as error:  # noqa: BLE001 - any error of the set-up fails the check, saying why
-        failure = f"{type(error).__name__}: {error}"
-    step(f"{'FAILED: ' + failure if failure else 'passed'} ({time.monotonic() - started:.1f} s)")
-    print("0 passed, 1 failed" if failure else "1 passed, 0 failed", flush=True)
-    return 1 if failure else 0
+        failed = 3 - passed
+        step(f"FAILED: {type(error).__name__}: {error}")
+    finally:
+        harness.stop()
+    step(f"{time.monotonic() - started:.1f} s")
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

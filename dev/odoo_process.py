@@ -68,8 +68,11 @@ class OdooServer:
     once, as a crash would). ``extra``: more options, e.g.
     ``["--workers=2"]``; cron threads are off."""
 
-    def __init__(self, db: str, extra: tuple[str, ...] = ("--workers=0",), log_path: str | None = None):
-        self.db, self.extra, self.log_path = db, list(extra), log_path
+    def __init__(self, db: str, extra: tuple[str, ...] = ("--workers=0",), log_path: str | None = None,
+                 env: dict | None = None):
+        """``env``: more environment variables; with ``log_path``, the
+        server's standard error goes to ``log_path + ".stderr"``."""
+        self.db, self.extra, self.log_path, self.env = db, list(extra), log_path, env or {}
         self.port = self.gevent_port = 0
         self.process: subprocess.Popen | None = None
 
@@ -90,8 +93,13 @@ class OdooServer:
                 f"--gevent-port={self.gevent_port}", "--max-cron-threads=0", *self.extra]
         if self.log_path:
             args.append(f"--logfile={self.log_path}")
-        self.process = subprocess.Popen(odoo_command(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+        stderr = open(self.log_path + ".stderr", "w") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self.process = subprocess.Popen(odoo_command(*args), stdout=subprocess.DEVNULL, stderr=stderr,
+                                            start_new_session=True, env={**os.environ, **self.env})
+        finally:
+            if self.log_path:
+                stderr.close()
         deadline = time.monotonic() + timeout
         with httpx.Client(base_url=self.base_url, timeout=5) as client:
             while time.monotonic() < deadline:

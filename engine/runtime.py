@@ -428,9 +428,12 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 yield
                 return
             self._checkpoint(lock_next=False)
-            with step_connection.given_back(cr, self.connection_waits):
-                yield
-            self._lock_thread_row(retry=True)
+            try:
+                with step_connection.given_back(cr, self.connection_waits):
+                    yield
+            finally:  # also when the wait ended in an error or a stop: the turn's end is a step too
+                if not step_connection.is_away(cr):
+                    self._lock_thread_row(retry=True)
 
     def _checkpoint(self, final: bool = False, lock_next: bool = True) -> None:
         """Commit what the run did so far, log rows included, when durable.

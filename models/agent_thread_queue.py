@@ -10,18 +10,19 @@ Life of a queued message:
   ``queue_claimed_at`` = now and ``queue_attempts`` + 1 are committed at once,
   so no other processor takes it. The state stays ``queued`` (busy to every
   other caller) until the run starts.
-- Run: under the job lock (a session advisory lock), as the thread's user in
+- Run: unless a live run holds the thread (its lease, engine/durable/run_lease.py:
+  a run of this message in another worker), as the thread's user in
   the thread's company, ``agent.run(thread, message, durable=True)`` from an
   idle thread (set in the run's transaction, never committed alone: the
   runtime writes ``executing`` first). Done: the queue fields are cleared.
-- A lock conflict (engine/durable/queue.py ``is_lock_conflict``, or the job lock
-  held by another session) puts the message back, the attempt not counted,
+- A lock conflict (engine/durable/queue.py ``is_lock_conflict``, or a live run
+  holding the thread) puts the message back, the attempt not counted,
   to be tried after ``agentic_ai.queue_retry_delay`` seconds.
 - Any other error rolls back that job alone; it is tried again after the
   delay until ``agentic_ai.queue_max_attempts``, then the thread ends
   ``error``: the message and the error are added to the transcript.
-- A claim older than ``agentic_ai.queue_stale_minutes`` (its worker died) is
-  claimed again, as one more attempt. A message whose run had started (the
+- A claim older than ``agentic_ai.queue_stale_minutes`` whose thread no live
+  run holds (its worker died) is claimed again, as one more attempt. A message whose run had started (the
   thread is no longer ``queued``) is never run twice: an ``executing``
   thread without a live run is marked ``interrupted``.
 """
@@ -32,7 +33,8 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, LockError, MissingError, UserError, ValidationError
 from odoo.tools import SQL
 
-from ..engine.durable.queue import QueueSettings, is_lock_conflict, job_lock, run_deadline
+from ..engine.durable import durability
+from ..engine.durable.queue import QueueSettings, is_lock_conflict, run_deadline
 
 _logger = logging.getLogger(__name__)
 
@@ -139,14 +141,13 @@ class AgenticAiThread(models.Model):
                 cron._commit_progress(remaining=0)
                 break
             tried.add(thread.id)
-            with job_lock(cr, thread.id) as locked:
-                try:
-                    thread._queue_run_claimed(settings, locked)
-                except Exception:  # a bug of the queue itself: the claim stays, to be taken again once stale
-                    _logger.exception("The queue could not handle the message of conversation %s", thread.id)
-                    cr.rollback()
-                handled += 1
-                time_left = cron._commit_progress(1, remaining=threads._queue_ready_count(settings))
+            try:
+                thread._queue_run_claimed(settings)
+            except Exception:  # a bug of the queue itself: the claim stays, to be taken again once stale
+                _logger.exception("The queue could not handle the message of conversation %s", thread.id)
+                cr.rollback()
+            handled += 1
+            time_left = cron._commit_progress(1, remaining=threads._queue_ready_count(settings))
             if not time_left:
                 break
         return handled
@@ -174,7 +175,10 @@ class AgenticAiThread(models.Model):
         now = fields.Datetime.now()
         return SQL("""pending_message IS NOT NULL AND (
                 (queue_claimed_at IS NULL AND state = 'queued' AND (queue_retry_at IS NULL OR queue_retry_at <= %s))
-                OR queue_claimed_at < %s)""", now, now - settings.stale_after)
+                OR (queue_claimed_at < %s AND NOT EXISTS (
+                    SELECT 1 FROM agentic_ai_run_holder h WHERE h.id = agentic_ai_thread.run_holder
+                    AND agentic_ai_thread.run_token IS NOT NULL AND h.alive_until > (now() AT TIME ZONE 'UTC'))))""",
+                   now, now - settings.stale_after)
 
     def _queue_ready_count(self, settings):
         self.env.cr.execute(SQL("SELECT count(*) FROM agentic_ai_thread WHERE %s", self._queue_ready_sql(settings)))
@@ -203,13 +207,13 @@ class AgenticAiThread(models.Model):
                     raise
         return self.browse()
 
-    def _queue_run_claimed(self, settings, locked):
-        """Run this thread's claimed message, or settle it; ``locked``: this
-        session holds its job lock. What it writes is committed by the
+    def _queue_run_claimed(self, settings):
+        """Run this thread's claimed message, or settle it (a live run holds
+        the thread: tried later). What it writes is committed by the
         processor."""
         self.ensure_one()
-        if not locked:
-            _logger.info("Queued message of conversation %s: its job lock is held elsewhere; tried later", self.id)
+        if durability.run_is_alive(self.env.cr, self.id):
+            _logger.info("Queued message of conversation %s: a live run holds the thread; tried later", self.id)
             self._queue_defer(settings)
         elif self.state != "queued":
             self._queue_settle_started(self.env._("its worker stopped"))

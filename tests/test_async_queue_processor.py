@@ -9,23 +9,22 @@ partners are the jobs' effects: counting them counts the runs.
 
 Concurrency in tests: every cursor of registry test mode wraps the test's
 one connection and they take turns (odoo/tests/test_cursor.py), so the two
-processors of BR-18 interleave job by job rather than truly at once. What
-needs a second database session (a lock held elsewhere) uses a real one:
-advisory locks need no committed rows."""
+processors of BR-18 interleave job by job rather than truly at once. A run
+alive in another worker is its lease on the thread (tests/common.py
+``live_run_elsewhere``)."""
 import logging
 import re
 import threading
 from collections import Counter
 from datetime import timedelta
 
-from odoo import SUPERUSER_ID, Command, api, fields, sql_db
+from odoo import SUPERUSER_ID, Command, api, fields
 from odoo.tests import new_test_user, tagged
 from odoo.tests.common import release_test_lock
 from odoo.tools import mute_logger
 
 from ..dev.scripted_llm import last_user_contains, tool_result_for
-from ..engine.durable.queue import QUEUE_LOCK_CLASS
-from .common import AgenticCase
+from .common import AgenticCase, live_run_elsewhere
 
 _logger = logging.getLogger(__name__)
 
@@ -137,16 +136,13 @@ class TestAsyncQueueProcessor(AgenticCase):
         self.script_jobs("BR18L")
         threads = self.queue_jobs(5)
         held = threads[2]
-        other = sql_db.db_connect(self.env.cr.dbname).cursor()  # a real second session: a live run elsewhere
-        self.addCleanup(other.close)
-        other.execute("SELECT pg_advisory_lock(%s, %s)", [QUEUE_LOCK_CLASS, held.id])
-        self.run_cron()
-        self.assertEqual(set(self.effects("BR18L")), {f"BR18L job {k}" for k in (1, 2, 4, 5)})
-        self.assertEqual((held.state, held.queue_attempts, held.pending_message), ("queued", 0, "job 3"),
-                         "the conflict is not counted as an attempt")
-        self.assertTrue(held.queue_retry_at)
-        self.assertFalse(held.message_ids)
-        other.execute("SELECT pg_advisory_unlock(%s, %s)", [QUEUE_LOCK_CLASS, held.id])
+        with live_run_elsewhere(held):  # a run of it alive in another worker
+            self.run_cron()
+            self.assertEqual(set(self.effects("BR18L")), {f"BR18L job {k}" for k in (1, 2, 4, 5)})
+            self.assertEqual((held.state, held.queue_attempts, held.pending_message), ("queued", 0, "job 3"),
+                             "the conflict is not counted as an attempt")
+            self.assertTrue(held.queue_retry_at)
+            self.assertFalse(held.message_ids)
         self.run_cron()
         self.assertEqual(self.effects("BR18L"), {f"BR18L job {k}": 1 for k in range(1, 6)})
         self.assertEqual((held.state, held.queue_attempts), ("completed", 1))

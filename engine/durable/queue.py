@@ -1,6 +1,8 @@
 """Rules of the asynchronous queue (spec 000 §11.1 send_async/poll, §12
-"Async Task Processor"): its settings, which errors are lock conflicts, the
-job lock, and when a cron run stops starting jobs.
+"Async Task Processor"): its settings, which errors are lock conflicts, and
+when a cron run stops starting jobs. A claimed message whose thread a live
+run holds is tried later: the run's lease (engine/durable/run_lease.py) says
+so, without a database session held for the job.
 
 The fields and the processor live in ``models/agent_thread_queue.py``; this
 module decides nothing about records.
@@ -19,23 +21,16 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-import psycopg2
 import psycopg2.errors
 import psycopg2.extensions
 
 from odoo.exceptions import LockError
-from odoo.tools import SQL
 
 from odoo.addons.base.models.ir_cron import MIN_TIME_PER_JOB
-
-# First key of the session advisory lock held while a queued message runs
-# (``pg_try_advisory_lock(QUEUE_LOCK_CLASS, thread id)``): "AGQU".
-QUEUE_LOCK_CLASS = 0x41475155
 
 # Settings key (ir.config_parameter) → (QueueSettings field, default, smallest value).
 PARAMS = {
@@ -106,23 +101,3 @@ def run_deadline(context: Mapping, time_budget: float = 0.0) -> float:
     if time_budget:
         end = min(end, end - MIN_TIME_PER_JOB + time_budget)
     return end
-
-
-@contextmanager
-def job_lock(cr, thread_id: int) -> Iterator[bool]:
-    """Hold the job lock of ``thread_id``'s queued message for this
-    database session, across the run's commits; yields False when another
-    session holds it (a run of that message is alive there). The lock is
-    not transactional: a rollback keeps it, leaving the block releases it."""
-    cr.execute(SQL("SELECT pg_try_advisory_lock(%s, %s)", QUEUE_LOCK_CLASS, thread_id))
-    locked = cr.fetchone()[0]
-    try:
-        yield locked
-    finally:
-        if locked:
-            unlock = SQL("SELECT pg_advisory_unlock(%s, %s)", QUEUE_LOCK_CLASS, thread_id)
-            try:
-                cr.execute(unlock)
-            except psycopg2.Error:  # the block ended in a failed transaction: end it, the lock must go
-                cr.rollback()
-                cr.execute(unlock)

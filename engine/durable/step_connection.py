@@ -105,6 +105,11 @@ def run_cursor(dbname: str, waits: list[float] | None = None):
         release_gate(cr)
 
 
+def is_away(cr) -> bool:
+    """Whether ``cr``'s connection is given back (and was not taken again)."""
+    return cr._cnx is _AWAY if type(cr) is sql_db.Cursor else False
+
+
 def can_give_back(cr) -> bool:
     """Whether ``cr`` is one of Odoo's own cursors on a connection of its
     own (a test's cursor shares the test's transaction: it keeps it)."""
@@ -132,7 +137,7 @@ def given_back(cr, waits: list[float] | None = None):
     try:
         yield
     finally:
-        dsn = sql_db.connection_info_for(cr.dbname)[1]
+        dsn = sql_db.connection_info_for(cr.dbname, readonly=pool.readonly)[1]
         cnx = _through_gate(gate, lambda: pool.borrow(dsn), waits)
         cnx.set_isolation_level(ISOLATION_LEVEL_REPEATABLE_READ)
         cnx.set_session(readonly=pool.readonly)
