@@ -15,6 +15,11 @@ this process samples ``pg_stat_activity`` every 0.1 s.
 - 10 chats whose client goes away at the first token, while the run has
   given its connection back: each ends ``interrupted``, its partial answer
   kept, its lease cleared.
+- 20 chats running when the gevent process is killed: Odoo starts a new
+  one, and once the dead process's lease ran out (3 s here) loading each
+  conversation repairs it; none is left ``executing`` or ends ``error``,
+  every tool call has exactly one result, and one killed before its first
+  commit kept nothing.
 - L-1: ``CHECK_CHATS`` chats (200) of ``CHECK_USERS`` users (20) at once:
   none ends ``error``, each completes with exactly one answer (streamed and
   stored), and the server's sessions stay under ``max_connections``.
@@ -39,6 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+import psutil
 import psycopg2
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +65,7 @@ SPAWN_GAP = 0.01
 QUIET_CHATS = 16                   # case L-2's streams
 READS = 30                         # case L-2's quiet reads
 LEFT_CHATS = 10                    # streams whose client goes away at the first token
+RESTART_CHATS = 20                 # streams running when the gevent process is killed
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 
 
@@ -159,7 +166,7 @@ class Harness:
     def start(self) -> None:
         prep = json.loads(odoo_shell(self.db, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
             "CHECK_LLM_URL": self.llm.base_url, "CHECK_USERS": str(USERS),
-            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS)}))
+            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS + RESTART_CHATS)}))
         (ROOT / ".logs").mkdir(exist_ok=True)
         self.log = str(ROOT / ".logs" / f"connections-{time.strftime('%Y%m%d-%H%M%S')}.log")
         self.server = OdooServer(self.db, SERVER_OPTIONS, self.log).start()
@@ -173,7 +180,8 @@ class Harness:
             jobs += [(thread_id, client.cookies) for thread_id in user["threads"]]
             client.close()
         self.quiet_jobs, self.left_jobs = jobs[:QUIET_CHATS], jobs[QUIET_CHATS:QUIET_CHATS + LEFT_CHATS]
-        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS:]
+        self.restart_jobs = jobs[QUIET_CHATS + LEFT_CHATS:QUIET_CHATS + LEFT_CHATS + RESTART_CHATS]
+        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS + RESTART_CHATS:]
         self.reader = self.server.login(timeout=60)  # the administrator: another user than the chats'
         warm = {}  # the gevent process loads the database's registry on its first request: not measured
         stream(self.server.gevent_url, self.jobs[-1][1], prep["warmup"], warm)
@@ -259,6 +267,52 @@ def case_left(harness: Harness) -> None:
         raise CheckFailed(f"runs whose client left ended {dict(ends)}")
 
 
+def case_restart(harness: Harness) -> None:
+    """The gevent process killed (SIGKILL, as a crash or ``limit_memory_hard`` would) while RESTART_CHATS
+    runs are in their first step: their streams are cut; Odoo's server starts a new gevent process; once
+    the dead process's lease ran out, loading each conversation repairs it: no run is left ``executing``
+    or ends ``error``, every tool call the dead runs committed has exactly one result, and a run killed
+    before its first commit left nothing (``active``, no row: the chat offers Retry)."""
+    jobs = harness.restart_jobs
+    results = [{} for _ in jobs]
+    url = harness.server.gevent_url
+    workers = [threading.Thread(target=stream, args=(url, cookies, thread_id, out), daemon=True)
+               for (thread_id, cookies), out in zip(jobs, results, strict=True)]
+    for worker in workers:
+        worker.start()
+    time.sleep(MODEL_DELAY * 1.2)  # the model asked for its read: the runs are between their steps
+    gevent = [child for child in psutil.Process(harness.server.process.pid).children(recursive=True)
+              if "gevent" in child.cmdline()]  # odoo-bin gevent ... (the others have only --gevent-port)
+    if len(gevent) != 1:
+        raise CheckFailed(f"restart: found {len(gevent)} gevent processes")
+    gevent[0].kill()
+    killed = time.monotonic()
+    for worker in workers:
+        worker.join(60)
+    cut = sum("done" not in out for out in results)
+    harness.server.wait_for_gevent(60)
+    back = time.monotonic() - killed
+    ends, calls_answered = Counter(), True
+    for (thread_id, cookies), _out in zip(jobs, results, strict=True):
+        with httpx.Client(base_url=harness.server.base_url, cookies=cookies, timeout=60) as client:
+            while True:  # the dead process's runs look alive until its lease ran out
+                loaded = rpc(client, "/agentic_ai/thread/messages", {"thread_id": thread_id})
+                if loaded["thread"]["state"] != "executing" or time.monotonic() - killed > 60:
+                    break
+                time.sleep(0.5)
+        ends[loaded["thread"]["state"]] += 1
+        rows = loaded["messages"]
+        if loaded["thread"]["state"] == "active" and rows:  # killed before its first commit: nothing of it kept
+            ends["active with rows"] += 1
+        calls = Counter(m["tool_call_id"] for m in rows if m["role"] == "tool_call")
+        answered = Counter(m["tool_call_id"] for m in rows if m["role"] == "tool_result")
+        calls_answered &= calls == answered
+    step(f"restart: {cut}/{len(jobs)} streams cut by the kill; a new gevent process answered after {back:.1f} s; "
+         f"all loaded {time.monotonic() - killed:.1f} s after the kill: {dict(ends)}")
+    if set(ends) - {"interrupted", "completed", "active"} or not calls_answered:
+        raise CheckFailed(f"restart: conversations ended {dict(ends)}; one result per call: {calls_answered}")
+
+
 def case_l1(harness: Harness) -> None:
     """L-1 (with CHATS streams, more than the case's 80): none ends ``error``, every one completes with one
     answer, the server's sessions stay under PostgreSQL's max_connections."""
@@ -304,7 +358,7 @@ def main() -> int:
     harness = Harness(sys.argv[1])
     try:
         harness.start()
-        for case in (case_l2, case_left, case_l1):
+        for case in (case_l2, case_left, case_l1, case_restart):
             try:
                 case(harness)
                 passed += 1
@@ -312,7 +366,7 @@ def main() -> int:
                 failed += 1
                 step(f"FAILED: {found}")
     except Exception as error:  # noqa: BLE001 - any error of the set-up fails the check, saying why
-        failed = 3 - passed
+        failed = 4 - passed
         step(f"FAILED: {type(error).__name__}: {error}")
     finally:
         harness.stop()
