@@ -24,9 +24,11 @@ import json
 import logging
 import threading
 
+import odoo
 from odoo import api, http
 from odoo.exceptions import UserError
 from odoo.http import Response, request
+from odoo.service import server as odoo_server  # its ``server``: this process's, set when it started
 
 from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay
 from ..engine.durable import step_commit, step_connection
@@ -48,8 +50,25 @@ def _status_of(exc):
     return 400 if exc.http_status == UserError.http_status else exc.http_status
 
 
-def _json_error(status, message):
-    return request.make_json_response({"error": {"message": message}}, status=status)
+def _json_error(status, message, code=None):
+    return request.make_json_response({"error": {"message": message, **({"code": code} if code else {})}},
+                                      status=status)
+
+
+WORKER_REFUSAL = ("This Odoo server's HTTP workers do not stream runs (a stream would hold the worker for the "
+                  "whole run); send the message with /agentic_ai/chat/send_async and follow it with "
+                  "/agentic_ai/chat/poll, or route /agentic_ai/chat/stream to the gevent port (see the README).")
+
+
+def held_worker() -> bool:
+    """Whether this request is served by one of the HTTP workers of Odoo's
+    multi-process server (``odoo.service.server.PreforkServer``, which
+    serves one request at a time per worker: a stream would hold the worker
+    for the whole run, issue 26 point 1), rather than by its gevent process
+    (``odoo.evented``) or a threaded server. Nothing has run when this
+    answers; the chat then queues the message and polls it (its fallback
+    for a stream route that is not available, static/src/core/streaming_handler.js)."""
+    return not odoo.evented and isinstance(odoo_server.server, odoo_server.PreforkServer)
 
 
 class AgenticAiStreamController(http.Controller):
@@ -58,7 +77,10 @@ class AgenticAiStreamController(http.Controller):
     def chat_stream(self, **_query):
         """Stream a run (see the module docstring). Bad input, another
         user's thread or a busy thread answer a JSON error with status 400,
-        403, 404 or 409 before anything runs."""
+        403, 404 or 409 before anything runs; a multi-process HTTP worker
+        answers 503 (``held_worker``) before anything runs."""
+        if held_worker():
+            return _json_error(503, WORKER_REFUSAL, code="stream_not_on_this_worker")
         if request.httprequest.mimetype != "application/json":
             return _json_error(415, "Send the request as JSON (Content-Type: application/json).")
         try:

@@ -1,7 +1,7 @@
 """Many streamed runs at once on Odoo's gevent server hold database
 connections only while they work, and leave Odoo to everyone else (issue
-26 point 2, cases L-1 and L-2), on a real Odoo server (``--workers=2`` and
-its gevent process), the real PostgreSQL of dev/env.sh (``max_connections``
+26 points 1 and 2, cases L-1 and L-2), on a real Odoo server (``--workers=2``
+and its gevent process, the cron running), the real PostgreSQL of dev/env.sh (``max_connections``
 100) and the scripted LLM server in this process.
 
 Chats are streamed through ``/agentic_ai/chat/stream`` on the gevent port,
@@ -15,6 +15,8 @@ this process samples ``pg_stat_activity`` every 0.1 s.
 - 10 chats whose client goes away at the first token, while the run has
   given its connection back: each ends ``interrupted``, its partial answer
   kept, its lease cleared.
+- 5 chats sent to the HTTP workers (no proxy rule): the stream route
+  answers 503 at once; sent with ``send_async`` and polled, each completes.
 - 20 chats running when the gevent process is killed: Odoo starts a new
   one, and once the dead process's lease ran out (3 s here) loading each
   conversation repairs it; none is left ``executing`` or ends ``error``,
@@ -59,13 +61,15 @@ USERS = int(os.environ.get("CHECK_USERS", "20"))
 MODEL_DELAY = float(os.environ.get("CHECK_MODEL_DELAY", "1.0"))
 WORDS = 40
 CHUNK_DELAY = 0.05
-SERVER_OPTIONS = ("--workers=2", f"--db_maxconn_gevent={os.environ.get('CHECK_GEVENT_MAXCONN', '64')}")
+SERVER_OPTIONS = ("--workers=2", "--max-cron-threads=2",
+                  f"--db_maxconn_gevent={os.environ.get('CHECK_GEVENT_MAXCONN', '64')}")
 STREAM_TIMEOUT = 300.0
 SPAWN_GAP = 0.01
 QUIET_CHATS = 16                   # case L-2's streams
 READS = 30                         # case L-2's quiet reads
 LEFT_CHATS = 10                    # streams whose client goes away at the first token
 RESTART_CHATS = 20                 # streams running when the gevent process is killed
+WORKER_CHATS = 5                   # streams sent to the HTTP workers
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 
 
@@ -166,7 +170,7 @@ class Harness:
     def start(self) -> None:
         prep = json.loads(odoo_shell(self.db, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
             "CHECK_LLM_URL": self.llm.base_url, "CHECK_USERS": str(USERS),
-            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS + RESTART_CHATS)}))
+            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS + RESTART_CHATS + WORKER_CHATS)}))
         (ROOT / ".logs").mkdir(exist_ok=True)
         self.log = str(ROOT / ".logs" / f"connections-{time.strftime('%Y%m%d-%H%M%S')}.log")
         self.server = OdooServer(self.db, SERVER_OPTIONS, self.log).start()
@@ -181,7 +185,8 @@ class Harness:
             client.close()
         self.quiet_jobs, self.left_jobs = jobs[:QUIET_CHATS], jobs[QUIET_CHATS:QUIET_CHATS + LEFT_CHATS]
         self.restart_jobs = jobs[QUIET_CHATS + LEFT_CHATS:QUIET_CHATS + LEFT_CHATS + RESTART_CHATS]
-        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS + RESTART_CHATS:]
+        self.worker_jobs = jobs[-WORKER_CHATS:]
+        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS + RESTART_CHATS:-WORKER_CHATS]
         self.reader = self.server.login(timeout=60)  # the administrator: another user than the chats'
         warm = {}  # the gevent process loads the database's registry on its first request: not measured
         stream(self.server.gevent_url, self.jobs[-1][1], prep["warmup"], warm)
@@ -265,6 +270,35 @@ def case_left(harness: Harness) -> None:
          f"interrupted answers): {dict(ends)}")
     if ends != Counter({("interrupted", True, 1): len(ids)}):
         raise CheckFailed(f"runs whose client left ended {dict(ends)}")
+
+
+def case_worker(harness: Harness) -> None:
+    """A stream sent to a multi-process HTTP worker (no proxy rule) never holds it: the route answers 503
+    at once, before anything ran, and the message sent with ``send_async`` runs on the queue and is
+    followed with ``poll`` (what the chat does), each one completed with one answer."""
+    refused, waited = Counter(), []
+    for thread_id, cookies in harness.worker_jobs:
+        with httpx.Client(base_url=harness.server.base_url, cookies=cookies, timeout=60) as client:
+            started = time.monotonic()
+            response = client.post("/agentic_ai/chat/stream", json={"thread_id": thread_id, "message": "Hi?"},
+                                   headers={"Content-Type": "application/json"})
+            waited.append(time.monotonic() - started)
+            code = (response.json().get("error") or {}).get("code") if response.status_code == 503 else None
+            refused[(response.status_code, code)] += 1
+            rpc(client, "/agentic_ai/chat/send_async", {"thread_id": thread_id, "message": "Which partners?"})
+    ends, deadline = Counter(), time.monotonic() + 120
+    for thread_id, cookies in harness.worker_jobs:
+        with httpx.Client(base_url=harness.server.base_url, cookies=cookies, timeout=60) as client:
+            while not (answer := rpc(client, "/agentic_ai/chat/poll", {"thread_id": thread_id}))["done"] \
+                    and time.monotonic() < deadline:
+                time.sleep(0.5)
+            ends[answer["state"]] += 1
+    step(f"on an HTTP worker: the stream route answered {dict(refused)} in at most {max(waited) * 1000:.0f} ms; "
+         f"sent with send_async and polled: {dict(ends)}")
+    if refused != Counter({(503, "stream_not_on_this_worker"): len(harness.worker_jobs)}):
+        raise CheckFailed(f"the stream route on an HTTP worker answered {dict(refused)}")
+    check_runs(harness, harness.worker_jobs, [{"done": {"state": state}, "text": ANSWER}
+                                              for state in ends.elements()])
 
 
 def case_restart(harness: Harness) -> None:
@@ -358,7 +392,7 @@ def main() -> int:
     harness = Harness(sys.argv[1])
     try:
         harness.start()
-        for case in (case_l2, case_left, case_l1, case_restart):
+        for case in (case_l2, case_left, case_worker, case_l1, case_restart):
             try:
                 case(harness)
                 passed += 1
@@ -366,7 +400,7 @@ def main() -> int:
                 failed += 1
                 step(f"FAILED: {found}")
     except Exception as error:  # noqa: BLE001 - any error of the set-up fails the check, saying why
-        failed = 4 - passed
+        failed = 5 - passed
         step(f"FAILED: {type(error).__name__}: {error}")
     finally:
         harness.stop()
