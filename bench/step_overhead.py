@@ -13,7 +13,8 @@ would be); the time spent inside it is shown apart.
 
 Run with ``bash bench/step_overhead.sh`` after ``make test`` (it uses, and
 changes, the ``agentic_test`` database). Prints one line per history size
-``M`` and the ratio per step / call_kw.
+``M`` and the ratio per step / call_kw. ``BENCH_CRON_THREADS`` (2): Odoo's
+cron threads, on as in every deployment (0: off).
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ HISTORY_SIZES = [int(n) for n in os.environ.get("BENCH_HISTORY", "0,50,200,500")
 STEPS = int(os.environ.get("BENCH_STEPS", "10"))
 REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
 DB = os.environ.get("AGENTIC_AI_TEST_DB", "agentic_test")
+# Odoo's cron threads (2: as every deployment runs; the memory consolidation a turn asks for runs beside the
+# next turn). 0: the cron off.
+CRON_THREADS = int(os.environ.get("BENCH_CRON_THREADS", "2"))
 DOMAIN = [["is_company", "=", True]]
 LIMIT = 10
 # The fields odoo_search_read returns when the model asks for none (tools/orm_tool.SUMMARY_FIELDS on res.partner).
@@ -47,8 +51,10 @@ def reply(request: dict) -> dict:
     wanted = int(messages[last_user]["content"].split("steps=")[1].split()[0])
     done = sum(1 for m in messages[last_user:] if m["role"] == "tool")
     if done < wanted:
+        # Each step reads another page: the same call again would be refused as a repetition (turn_limits.py).
         return {"tool_calls": [{"name": "odoo_search_read",
-                                "arguments": {"model": "res.partner", "domain": DOMAIN, "limit": LIMIT}}],
+                                "arguments": {"model": "res.partner", "domain": DOMAIN, "limit": LIMIT,
+                                              "offset": done}}],
                 "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
     return {"content": "done", "usage": {"prompt_tokens": 100, "completion_tokens": 2}}
 
@@ -67,7 +73,8 @@ def main() -> None:
     llm = ScriptedLLMServer(scenario).start()
     threads = prepare(llm.base_url)
     try:
-        with OdooServer(DB) as server, server.client() as client:
+        with OdooServer(DB, ("--workers=0", f"--max-cron-threads={CRON_THREADS}")) as server, \
+                server.client() as client:
             def call_kw():
                 started = time.perf_counter()
                 rpc(client, "/web/dataset/call_kw/res.partner/search_read", {
@@ -93,7 +100,8 @@ def main() -> None:
 
             warm = threads[f"{HISTORY_SIZES[0]},{STEPS}"].pop()
             turn(warm, STEPS)  # warm-up
-            print(f"call_kw search_read res.partner (limit {LIMIT}): {baseline:.2f} ms (baseline)")
+            print(f"call_kw search_read res.partner (limit {LIMIT}): {baseline:.2f} ms (baseline); "
+                  f"{CRON_THREADS} cron threads")
             print(f"per step = (turn of {STEPS} tool steps - turn of 0 steps) / {STEPS}; medians of {REPEATS} turns")
             print(f"{'prior messages':>15} {'per step ms':>12} {'of it in LLM':>13} {'ratio':>7}   "
                   f"{'turn 0 steps':>13} {'turn K steps':>13}")
