@@ -15,6 +15,8 @@ this process samples ``pg_stat_activity`` every 0.1 s.
 - 10 chats whose client goes away at the first token, while the run has
   given its connection back: each ends ``interrupted``, its partial answer
   kept, its lease cleared.
+- 3 conversations that each get 5 streams at once: one run each, the
+  other 4 refused as busy (409), never an internal error.
 - 5 chats sent to the HTTP workers (no proxy rule): the stream route
   answers 503 at once; sent with ``send_async`` and polled, each completes.
 - 20 chats running when the gevent process is killed: Odoo starts a new
@@ -70,6 +72,7 @@ READS = 30                         # case L-2's quiet reads
 LEFT_CHATS = 10                    # streams whose client goes away at the first token
 RESTART_CHATS = 20                 # streams running when the gevent process is killed
 WORKER_CHATS = 5                   # streams sent to the HTTP workers
+SAME_CHATS = 3                     # conversations that get five streams at once
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 
 
@@ -143,7 +146,7 @@ def stream(url: str, cookies, thread_id: int, out: dict, leave_at_token: bool = 
                     if leave_at_token:
                         break
                 elif name == "error":
-                    out["error"] = data[:300]
+                    out["error"], out["error_status"] = data[:300], json.loads(data).get("status")
                 elif name == "done":
                     out["done"] = json.loads(data)
     except httpx.HTTPError as exc:
@@ -170,7 +173,7 @@ class Harness:
     def start(self) -> None:
         prep = json.loads(odoo_shell(self.db, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
             "CHECK_LLM_URL": self.llm.base_url, "CHECK_USERS": str(USERS),
-            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS + RESTART_CHATS + WORKER_CHATS)}))
+            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS + RESTART_CHATS + WORKER_CHATS + SAME_CHATS)}))
         (ROOT / ".logs").mkdir(exist_ok=True)
         self.log = str(ROOT / ".logs" / f"connections-{time.strftime('%Y%m%d-%H%M%S')}.log")
         self.server = OdooServer(self.db, SERVER_OPTIONS, self.log).start()
@@ -182,14 +185,15 @@ class Harness:
         for user in prep["users"]:
             client = self.server.login(user["login"], user["password"], timeout=60)
             jobs += [(thread_id, client.cookies) for thread_id in user["threads"]]
+            last_user = client.cookies  # the warm-up conversation's user (dev/connections_check_prep.py)
             client.close()
         self.quiet_jobs, self.left_jobs = jobs[:QUIET_CHATS], jobs[QUIET_CHATS:QUIET_CHATS + LEFT_CHATS]
         self.restart_jobs = jobs[QUIET_CHATS + LEFT_CHATS:QUIET_CHATS + LEFT_CHATS + RESTART_CHATS]
-        self.worker_jobs = jobs[-WORKER_CHATS:]
-        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS + RESTART_CHATS:-WORKER_CHATS]
+        self.worker_jobs, self.same_jobs = jobs[-WORKER_CHATS:], jobs[-WORKER_CHATS - SAME_CHATS:-WORKER_CHATS]
+        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS + RESTART_CHATS:-WORKER_CHATS - SAME_CHATS]
         self.reader = self.server.login(timeout=60)  # the administrator: another user than the chats'
         warm = {}  # the gevent process loads the database's registry on its first request: not measured
-        stream(self.server.gevent_url, self.jobs[-1][1], prep["warmup"], warm)
+        stream(self.server.gevent_url, last_user, prep["warmup"], warm)
         if (warm.get("done") or {}).get("state") != "completed":
             raise CheckFailed(f"the warm-up chat did not complete: {warm}")
         step(f"server up ({' '.join(SERVER_OPTIONS)}, gevent port {self.server.gevent_port}); "
@@ -270,6 +274,30 @@ def case_left(harness: Harness) -> None:
          f"interrupted answers): {dict(ends)}")
     if ends != Counter({("interrupted", True, 1): len(ids)}):
         raise CheckFailed(f"runs whose client left ended {dict(ends)}")
+
+
+def case_same_thread(harness: Harness) -> None:
+    """Five streams at once on one conversation, three times: one run each time; every other request is
+    refused as busy (409, before or inside the stream), never an internal error."""
+    outcomes = Counter()
+    for thread_id, cookies in harness.same_jobs:
+        results = [{} for _ in range(5)]
+        workers = [threading.Thread(target=stream, args=(harness.server.gevent_url, cookies, thread_id, out),
+                                    daemon=True) for out in results]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(STREAM_TIMEOUT)
+        for out in results:
+            if (out.get("done") or {}).get("state") == "completed" and not out.get("error"):
+                outcomes["completed"] += 1
+            elif (out.get("failure") or "").startswith("HTTP 409") or out.get("error_status") == 409:
+                outcomes["busy"] += 1
+            else:
+                outcomes[f"other: {out.get('failure') or out.get('error')}"] += 1
+    step(f"five streams at once on one conversation, {len(harness.same_jobs)} times: {dict(outcomes)}")
+    if outcomes != Counter({"completed": len(harness.same_jobs), "busy": 4 * len(harness.same_jobs)}):
+        raise CheckFailed(f"streams on one conversation ended {dict(outcomes)}")
 
 
 def case_worker(harness: Harness) -> None:
@@ -392,7 +420,7 @@ def main() -> int:
     harness = Harness(sys.argv[1])
     try:
         harness.start()
-        for case in (case_l2, case_left, case_worker, case_l1, case_restart):
+        for case in (case_l2, case_left, case_same_thread, case_worker, case_l1, case_restart):
             try:
                 case(harness)
                 passed += 1
@@ -400,7 +428,7 @@ def main() -> int:
                 failed += 1
                 step(f"FAILED: {found}")
     except Exception as error:  # noqa: BLE001 - any error of the set-up fails the check, saying why
-        failed = 5 - passed
+        failed = 6 - passed
         step(f"FAILED: {type(error).__name__}: {error}")
     finally:
         harness.stop()

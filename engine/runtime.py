@@ -220,6 +220,9 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 self.iterations -= 1  # once: the same step with half the history (issue 24 point 2)
                 return
             if not calls:
+                if durability.stop_requested(self.env.cr, self.thread.id):  # asked while the model answered
+                    self.stop_reason = self.stop_reason or self.env._("the user stopped it")
+                    raise self._interrupted(response)
                 content = clean_text(response.content).strip()
                 if not content:
                     self.empty_answers += 1

@@ -127,6 +127,23 @@ class TestDurableRuns(AgenticSetupMixin, HttpCase):
         self.assertEqual(len(self.scenario.chat_requests()), 1)
         self.assertFalse(thread.stop_requested)
 
+    def test_user_stops_a_request_while_the_model_writes_its_answer(self):
+        """Stop pressed while the model writes a text answer (no tool call
+        to hold back): the turn ends interrupted with what the model wrote
+        kept, not completed as if the stop had not been asked."""
+        thread = self.agent.with_user(self.user).start_thread(name="stop the answer")
+
+        def answer_while_user_presses_stop(_request):
+            durability.request_stop(self.env.cr, thread.id)  # as chat/cancel does, from another request
+            return {"content": "Here is the long answer"}
+
+        self.script(answer_while_user_presses_stop)
+        result = self.agent.with_user(self.user).run(thread.id, "tell me everything")
+        self.assertEqual(result.state, "interrupted")
+        self.assertIn("Here is the long answer", result.reply)
+        self.assertIn("the user stopped it", result.reply)
+        self.assertFalse(thread.stop_requested)
+
 
 def tool_call_record(call_id, name, arguments):
     """An ``llm.ToolCall`` as a provider would have sent it."""

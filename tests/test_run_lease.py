@@ -42,6 +42,19 @@ class TestRunLease(AgenticCase):
         self.expire(self.marks(thread)[1])
         self.assertFalse(run_lease.alive(self.env.cr, thread.id), "a holder whose lease ran out runs nothing")
 
+    def test_the_lease_setting_is_kept_within_bounds(self):
+        params = self.env["ir.config_parameter"].sudo()
+        for raw, seconds in (("inf", run_lease.LEASE_SECONDS), ("1e15", run_lease.MAX_LEASE_SECONDS),
+                             ("1e308", run_lease.MAX_LEASE_SECONDS), ("-5", run_lease.MIN_LEASE_SECONDS),
+                             ("abc", run_lease.LEASE_SECONDS), ("nan", run_lease.LEASE_SECONDS), ("7", 7.0)):
+            params.set_param("agentic_ai.run_lease_seconds", raw)
+            params.flush_model()  # read in SQL
+            self.assertEqual(run_lease.lease_seconds(self.env.cr), seconds, raw)
+        params.set_param("agentic_ai.run_lease_seconds", "1e15")
+        params.flush_model()
+        self.script({"content": "Fine."})
+        self.assertEqual(self.run_agent("hi", user=self.plain)[1].state, "completed", "a run still takes its lease")
+
     def test_a_turn_takes_the_lease_and_its_last_step_clears_it(self):
         self.script({"content": "Hello."}, {"content": "Again."})
         thread, result = self.run_agent("hi", user=self.plain)

@@ -9,9 +9,10 @@ import time
 from psycopg2 import errors
 
 from odoo import SUPERUSER_ID, api, sql_db
+from odoo.exceptions import LockError
 from odoo.tests import TransactionCase, tagged
 
-from ..engine.durable import step_commit
+from ..engine.durable import run_lease, step_commit
 
 PROBE = "agentic_ai_step_commit_probe"
 
@@ -127,16 +128,21 @@ class TestStepCommit(TransactionCase):
         self.assertEqual(outcome, {"value": "opened"})
         self.assertEqual(len(calls), 2, "refused once, opened on the second try")
 
-    def test_an_opening_is_not_run_again_once_the_thread_has_a_committed_row(self):
-        """A run that committed a row of its thread before the concurrency
-        failure is never opened a second time: the error is raised."""
+    def test_an_opening_refused_because_another_run_took_the_thread_answers_busy(self):
+        """The usual cause of a refused opening: another request's run took
+        the thread meanwhile (five sends at once). It is seen on the fresh
+        snapshot and answered as a busy thread (LockError: 409), not run
+        again and not an internal error."""
         with sql_db.db_connect(self.env.cr.dbname).cursor() as setup:
             env = api.Environment(setup, SUPERUSER_ID, {})
             agent = env.ref("agentic_ai.agent_general_assistant")
             thread_id = env["agentic.ai.thread"].create({"agent_id": agent.id, "name": "step commit probe"}).id
+            run_lease.take(setup, thread_id)  # the winner's lease, committed with the set-up
 
         def remove():
             with sql_db.db_connect(self.env.cr.dbname).cursor() as cleanup:
+                cleanup.execute("DELETE FROM agentic_ai_run_holder WHERE id = (SELECT run_holder FROM "
+                                "agentic_ai_thread WHERE id = %s)", [thread_id])
                 api.Environment(cleanup, SUPERUSER_ID, {})["agentic.ai.thread"].browse(thread_id).unlink()
         self.addCleanup(remove)
         calls = []
@@ -146,10 +152,8 @@ class TestStepCommit(TransactionCase):
 
             def run():
                 calls.append(1)
-                env["agentic.ai.thread"].browse(thread_id).add_user_message("committed before the failure")
-                cr.commit()
                 cr.execute("SELECT 1")
                 cr.execute(f"SELECT id FROM {PROBE} WHERE id = 1 FOR NO KEY UPDATE")
             return step_commit.retry_opening(env, thread_id, run)
-        self.assertIsInstance(self.concurrent_update(opening).get("error"), errors.SerializationFailure)
+        self.assertIsInstance(self.concurrent_update(opening).get("error"), LockError)
         self.assertEqual(len(calls), 1, "not run a second time")

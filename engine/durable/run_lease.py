@@ -32,18 +32,22 @@ run's write waits on them or fails because of them.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import threading
 import uuid
 
 from odoo.modules import module as odoo_module
-from odoo.modules.registry import Registry
+
+from .step_connection import pool_cursor
 
 _logger = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0      # default of agentic_ai.run_lease_seconds: how long a dead process's runs look alive
 MIN_LEASE_SECONDS = 2.0
+MAX_LEASE_SECONDS = 3600.0
+RETRY_SECONDS = 0.5       # wait before renewing again after a renewal failed (a full pool, a lost connection)
 PURGE_AFTER = "1 day"     # holder rows dead for longer are deleted by the heartbeat
 
 _NOW = "(now() AT TIME ZONE 'UTC')"  # Odoo's Datetime columns are naive UTC timestamps
@@ -117,7 +121,7 @@ class _ThisProcess:
                 self.holders.clear()
             holder_id = self.holders.get(dbname)
             if holder_id is None:
-                with Registry(dbname).cursor() as own:
+                with pool_cursor(dbname) as own:
                     holder_id = self.holders[dbname] = _insert_holder(own, lease_seconds(own))
             if self.beat is None or not self.beat.is_alive():
                 self.beat = threading.Thread(target=_heartbeat, name="agentic-ai-run-leases", daemon=True)
@@ -149,14 +153,15 @@ def holder(cr) -> int:
 
 
 def lease_seconds(cr) -> float:
-    """``agentic_ai.run_lease_seconds`` (at least MIN_LEASE_SECONDS; LEASE_SECONDS when unset or not a number)."""
+    """``agentic_ai.run_lease_seconds`` within [MIN_LEASE_SECONDS,
+    MAX_LEASE_SECONDS]; LEASE_SECONDS when unset or not a finite number."""
     cr.execute("SELECT value FROM ir_config_parameter WHERE key = 'agentic_ai.run_lease_seconds'")
     row = cr.fetchone()
     try:
         seconds = float(row[0]) if row else LEASE_SECONDS
-    except ValueError:
+    except (TypeError, ValueError):
         return LEASE_SECONDS
-    return max(seconds, MIN_LEASE_SECONDS) if seconds == seconds else LEASE_SECONDS  # NaN
+    return min(max(seconds, MIN_LEASE_SECONDS), MAX_LEASE_SECONDS) if math.isfinite(seconds) else LEASE_SECONDS
 
 
 def _insert_holder(cr, seconds: float) -> int:
@@ -168,22 +173,30 @@ def _insert_holder(cr, seconds: float) -> int:
 
 def _heartbeat() -> None:
     """Renew this process's holder rows every third of their lease, for as
-    long as the process lives (a daemon thread; a greenlet under gevent)."""
+    long as the process lives (a daemon thread; a greenlet under gevent).
+    A renewal that failed (the pool full, the connection lost) is tried
+    again after RETRY_SECONDS, not a third of a lease later: one failure
+    must not let a short lease run out under live runs."""
+    seconds = {}  # database name → its lease, as last read
     while (holders := _PROCESS.current()) is not None:
-        seconds = LEASE_SECONDS
+        wait = LEASE_SECONDS / 3
         for dbname, holder_id in holders.items():
             try:
-                seconds = min(seconds, renew(dbname, holder_id))
-            except Exception:  # the database went away, a connection failed: try again at the next beat
-                _logger.warning("Could not renew the run lease of this process on %s", dbname, exc_info=True)
-        threading.Event().wait(seconds / 3)
+                seconds[dbname] = renew(dbname, holder_id)
+                wait = min(wait, seconds[dbname] / 3)
+            except Exception:  # try again soon; the lease still runs for a while
+                _logger.warning("Could not renew the run lease of this process on %s; trying again in %s s",
+                                dbname, RETRY_SECONDS, exc_info=True)
+                wait = min(wait, RETRY_SECONDS)
+        threading.Event().wait(wait)
 
 
 def renew(dbname: str, holder_id: int) -> float:
     """Renew ``holder_id`` on ``dbname`` for one more lease; returns the
     lease's seconds. A lease that already ran out is not renewed: the
-    process forgets the row (its next run takes a new one)."""
-    with Registry(dbname).cursor() as cr:
+    process forgets the row (its next run takes a new one). Waits for a
+    connection while the pool is full (engine/durable/step_connection.py)."""
+    with pool_cursor(dbname) as cr:
         seconds = lease_seconds(cr)
         cr.execute(f"""UPDATE agentic_ai_run_holder SET alive_until = {_NOW} + make_interval(secs => %s)
                        WHERE id = %s AND alive_until > {_NOW} RETURNING id""", [seconds, holder_id])

@@ -26,7 +26,10 @@ import logging
 import random
 import time
 
+from odoo.exceptions import LockError
 from odoo.service.model import MAX_TRIES_ON_CONCURRENCY_FAILURE, PG_CONCURRENCY_EXCEPTIONS_TO_RETRY
+
+from . import run_lease
 
 _logger = logging.getLogger(__name__)
 
@@ -97,7 +100,7 @@ def lock_row(cr, table: str, row_id: int, retry: bool = True, columns: tuple[str
     query = f'SELECT {", ".join(columns)} FROM "{table}" WHERE id = %s FOR NO KEY UPDATE'
     for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
         try:
-            cr.execute(query, [row_id])
+            cr.execute(query, [row_id], log_exceptions=False)  # a refusal is expected here, not a bad query
             return cr.fetchone()
         except PG_CONCURRENCY_EXCEPTIONS_TO_RETRY as exc:
             if not retry:
@@ -114,31 +117,30 @@ def lock_row(cr, table: str, row_id: int, retry: bool = True, columns: tuple[str
 
 def retry_opening(env, thread_id: int, run):
     """Call ``run()`` (a run on a cursor of its own: the stream's, a queued
-    run's) and return what it returns; when it raises a concurrency error
-    before it committed any row of the thread (the run lock's first
-    ``FOR NO KEY UPDATE`` of the thread row, refused because the memory
-    consolidation changed the row after this transaction's snapshot), roll
-    back, drop the environment's cache, and call it again, within Odoo's
-    tries. Once a row of the thread is committed,
-    the error is raised: the run must not be opened twice.
+    run's) and return what it returns; when it raises a concurrency error,
+    roll back, drop the environment's cache and look again on a fresh
+    snapshot: a run that took the thread meanwhile (the usual cause: the
+    thread's row changed under this run's first lock) makes it raise
+    ``LockError``, as a request that finds the thread busy; otherwise (the
+    memory consolidation changed the row) ``run()`` is called again, within
+    Odoo's tries.
+
+    What reaches here happened before the run committed anything of its
+    own: from its first commit on, the runtime ends the run itself on any
+    error (``AgentRuntime._guarded``), so the run is never opened twice.
     """
-    before = _last_row(env.cr, thread_id)
     for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
         try:
             return run()
         except PG_CONCURRENCY_EXCEPTIONS_TO_RETRY as exc:
             env.cr.rollback()
             env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
-            if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE or _last_row(env.cr, thread_id) != before:
+            if run_lease.alive(env.cr, thread_id):
+                raise LockError(env._("This conversation is already being processed.")) from None
+            if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE:
                 raise
             wait = random.uniform(0.0, FIRST_WAIT * 2 ** tryno)
             _logger.info("%s opening the run of conversation %s, %s tries left, try again in %.3f s",
                          type(exc).__name__, thread_id, MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
             time.sleep(wait)
     raise RuntimeError("unreachable")
-
-
-def _last_row(cr, thread_id: int):
-    """The id of the thread's last committed transcript row (None: none)."""
-    cr.execute("SELECT max(id) FROM agentic_ai_thread_message WHERE thread_id = %s", [thread_id])
-    return cr.fetchone()[0]

@@ -110,6 +110,13 @@ def is_away(cr) -> bool:
     return cr._cnx is _AWAY if type(cr) is sql_db.Cursor else False
 
 
+def pool_cursor(dbname: str):
+    """``Registry(dbname).cursor()``, asked again while the pool is full
+    (for at most ``BORROW_SECONDS``), outside the runs' gate: for the
+    engine's own short transactions (the run leases' heartbeat)."""
+    return _borrow(lambda: Registry(dbname).cursor())
+
+
 def can_give_back(cr) -> bool:
     """Whether ``cr`` is one of Odoo's own cursors on a connection of its
     own (a test's cursor shares the test's transaction: it keeps it)."""
