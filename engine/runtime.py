@@ -43,6 +43,7 @@ from .turn.turn_limits import MAX_TOOL_CALLS_PER_TURN, RepeatGuard, TurnLimitRea
 _logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 20000          # longest user message accepted
+SLOW_CONNECTION_WAIT = 1.0         # seconds of waiting for connections in a turn that are logged
 LIMIT_REPLY = ("I have reached my processing limit of {n} steps for this request before finishing. "
                "What I did so far is above; tell me how to continue, or split the request into smaller ones.")
 
@@ -580,6 +581,10 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             self.memory.mark_pending()
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint(final=True)
+        waited = sum(self.connection_waits)
+        if waited >= SLOW_CONNECTION_WAIT:  # the gate or the pool made the run wait (README "A whole company")
+            _logger.info("Conversation %s: the run waited %.1f s in all for database connections after %s answers",
+                         self.thread.id, waited, len(self.connection_waits))
         summary = self.tracker.get_summary()
         return AgentResult(
             thread_id=self.thread.id, state=end.state, reply=end.reply, iterations=self.iterations,
