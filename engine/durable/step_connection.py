@@ -62,7 +62,7 @@ _gate_lock = threading.Lock()
 def gate_size() -> int:
     """How many runs of this process may hold a connection at once: the
     ``agentic_ai_run_connections`` option of Odoo's configuration file when
-    set, else a quarter of Odoo's pool for this process (``db_maxconn``, or
+    set to a positive number, else a quarter of Odoo's pool for this process (``db_maxconn``, or
     ``db_maxconn_gevent`` on the gevent server, as ``sql_db.db_connect``
     sizes it), at least 2.
 
@@ -72,9 +72,12 @@ def gate_size() -> int:
     core. The rest of the pool is the requests' (every request of the
     gevent server takes one from it, and a request finding it empty
     answers 500: ``sql_db.ConnectionPool.borrow`` does not wait)."""
-    configured = config.get("agentic_ai_run_connections")
-    if configured:
-        return max(1, int(configured))
+    try:
+        configured = int(config.get("agentic_ai_run_connections") or 0)
+    except (TypeError, ValueError):  # not a number: the default, rather than no run at all
+        configured = 0
+    if configured > 0:
+        return configured
     evented = getattr(odoo, "evented", False)
     maxconn = int((config["db_maxconn_gevent"] if evented else 0) or config["db_maxconn"])
     return max(2, maxconn // 4)
