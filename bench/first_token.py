@@ -39,7 +39,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dev.odoo_process import OdooServer, odoo_shell  # noqa: E402 - after the path is set
+from dev.odoo_process import OdooServer, odoo_shell, sse_events  # noqa: E402 - after the path is set
 from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
 
 TURNS = int(os.environ.get("BENCH_TURNS", "30"))
@@ -48,24 +48,6 @@ CHUNK_DELAY = float(os.environ.get("BENCH_CHUNK_DELAY", "0.02"))
 DB = os.environ.get("AGENTIC_AI_TEST_DB", "agentic_test")
 GOAL_MS = 50.0
 FIRST_TEXT_EVENT = 1  # index in requests[i]["stream"]["sent_at"]: event 0 is the role delta
-
-
-def sse_events(response: httpx.Response):
-    """``(name, data)`` of each server-sent event as soon as its bytes
-    arrive (comments are skipped); ``name`` is None for unnamed events."""
-    buffer = b""
-    for chunk in response.iter_raw():
-        buffer += chunk
-        while b"\n\n" in buffer:
-            block, buffer = buffer.split(b"\n\n", 1)
-            name, data = None, []
-            for line in block.decode().split("\n"):
-                if line.startswith("event:"):
-                    name = line[6:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].strip())
-            if data:
-                yield name, "\n".join(data)
 
 
 def prepare(llm_url: str) -> list[int]:

@@ -54,8 +54,7 @@ import psycopg2
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.first_token import sse_events  # noqa: E402 - after the path is set
-from dev.odoo_process import OdooServer, odoo_shell, rpc  # noqa: E402
+from dev.odoo_process import OdooServer, odoo_shell, rpc, sse_events  # noqa: E402 - after the path is set
 from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
 
 CHATS = int(os.environ.get("CHECK_CHATS", "200"))

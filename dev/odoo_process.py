@@ -62,6 +62,24 @@ def rpc(client: httpx.Client, path: str, params: dict):
     return body["result"]
 
 
+def sse_events(response: httpx.Response):
+    """``(name, data)`` of each server-sent event as soon as its bytes
+    arrive (comments are skipped); ``name`` is None for unnamed events."""
+    buffer = b""
+    for chunk in response.iter_raw():
+        buffer += chunk
+        while b"\n\n" in buffer:
+            block, buffer = buffer.split(b"\n\n", 1)
+            name, data = None, []
+            for line in block.decode().split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].strip())
+            if data:
+                yield name, "\n".join(data)
+
+
 class OdooServer:
     """``odoo-bin server`` on ``db``, listening on a free loopback port,
     in a process group of its own (``kill()`` ends it and its workers at
