@@ -48,6 +48,7 @@ LEASE_SECONDS = 30.0      # default of agentic_ai.run_lease_seconds: how long a 
 MIN_LEASE_SECONDS = 2.0
 MAX_LEASE_SECONDS = 3600.0
 RETRY_SECONDS = 0.5       # wait before renewing again after a renewal failed (a full pool, a lost connection)
+RENEW_WAIT = 1.0          # longest wait of one renewal for a connection of a full pool
 PURGE_AFTER = "1 day"     # holder rows dead for longer are deleted by the heartbeat
 
 _NOW = "(now() AT TIME ZONE 'UTC')"  # Odoo's Datetime columns are naive UTC timestamps
@@ -195,8 +196,9 @@ def renew(dbname: str, holder_id: int) -> float:
     """Renew ``holder_id`` on ``dbname`` for one more lease; returns the
     lease's seconds. A lease that already ran out is not renewed: the
     process forgets the row (its next run takes a new one). Waits for a
-    connection while the pool is full (engine/durable/step_connection.py)."""
-    with pool_cursor(dbname) as cr:
+    connection while the pool is full, RENEW_WAIT seconds at most (the
+    heartbeat then tries again soon: engine/durable/step_connection.py)."""
+    with pool_cursor(dbname, RENEW_WAIT) as cr:
         seconds = lease_seconds(cr)
         cr.execute(f"""UPDATE agentic_ai_run_holder SET alive_until = {_NOW} + make_interval(secs => %s)
                        WHERE id = %s AND alive_until > {_NOW} RETURNING id""", [seconds, holder_id])

@@ -113,11 +113,11 @@ def is_away(cr) -> bool:
     return cr._cnx is _AWAY if type(cr) is sql_db.Cursor else False
 
 
-def pool_cursor(dbname: str):
+def pool_cursor(dbname: str, seconds: float = BORROW_SECONDS):
     """``Registry(dbname).cursor()``, asked again while the pool is full
-    (for at most ``BORROW_SECONDS``), outside the runs' gate: for the
-    engine's own short transactions (the run leases' heartbeat)."""
-    return _borrow(lambda: Registry(dbname).cursor())
+    (for at most ``seconds``), outside the runs' gate: for the engine's own
+    short transactions (the run leases' heartbeat)."""
+    return _borrow(lambda: Registry(dbname).cursor(), seconds)
 
 
 def can_give_back(cr) -> bool:
@@ -179,9 +179,9 @@ def _through_gate(gate, take, waits: list[float] | None):
             waits.append(time.monotonic() - started)
 
 
-def _borrow(take):
-    """``take()``, asked again while it raises ``PoolError``, for at most ``BORROW_SECONDS``."""
-    deadline = time.monotonic() + BORROW_SECONDS
+def _borrow(take, seconds: float = BORROW_SECONDS):
+    """``take()``, asked again while it raises ``PoolError``, for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
     while True:
         try:
             return take()
