@@ -237,7 +237,8 @@ class Harness:
 
 
 def case_l2(harness: Harness) -> None:
-    """L-2: a plain read by another user while QUIET_CHATS streams run stays under 3x its quiet p95."""
+    """L-2: a plain read by another user while QUIET_CHATS streams run stays under 3x its quiet p95 (and under
+    its quiet p95 plus 100 ms)."""
     quiet = [harness.read() for _ in range(READS)]
     during = []
 
@@ -250,7 +251,9 @@ def case_l2(harness: Harness) -> None:
          f"{len(results)} streams ({wall:.1f} s) p95 {during_p95 * 1000:.0f} ms (max {max(during) * 1000:.0f}, "
          f"{len(during)} reads)")
     check_runs(harness, harness.quiet_jobs, results)
-    if during_p95 >= 3 * quiet_p95:
+    # 3x the quiet p95, and at least 100 ms more: a quiet p95 of 15 ms on a loaded machine must not fail a read of
+    # 50 ms; what this guards against is a read that waits seconds behind the streams (17 s before the gevent route).
+    if during_p95 >= max(3 * quiet_p95, quiet_p95 + 0.1):
         raise CheckFailed(f"L-2: the read's p95 went from {quiet_p95 * 1000:.0f} ms to {during_p95 * 1000:.0f} ms")
 
 

@@ -105,6 +105,19 @@ read -r durability_passed durability_failed <<<"$(counts "$DURABILITY")"
 read -r real_passed real_failed <<<"$(counts "$REAL_SERVER")"
 read -r connections_passed connections_failed <<<"$(counts "$CONNECTIONS")"
 read -r numpy_passed numpy_failed <<<"$(counts "$NUMPY")"
+# What failed, named just above the summary line (a CI that shows only the output's end still shows it).
+failures() {  # failures NAME FILE FAILED: the lines of FILE that say what failed
+    [ "$3" = 0 ] && return
+    echo "[$1] $3 failed:"
+    grep -E "FAIL|ERROR|failed|^[A-Za-z_.]*(Error|Exception): " "$2" | grep -vE "^[0-9]+ passed, [0-9]+ failed$" | cut -c1-300 | head -12 | sed 's/^/    /'
+}
+failures lint "$LINT" "$lint_failed"
+failures suite "$SUITE" "$suite_failed"
+failures numpy "$NUMPY" "$numpy_failed"
+failures durability "$DURABILITY" "$durability_failed"
+failures connections "$CONNECTIONS" "$connections_failed"
+failures real-server "$REAL_SERVER" "$real_failed"
+failures subsets "$SUBSETS" "$subsets_failed"
 echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + connections_passed + real_passed \
     + subsets_passed)) passed," "$((lint_failed + suite_failed + numpy_failed + durability_failed \
     + connections_failed + real_failed + subsets_failed)) failed"
