@@ -28,6 +28,7 @@ from .durable.audit import AuditTrail
 from .executor import Executor
 from .guard.confirmation import ConfirmationRequest
 from .guard.provenance import Provenance, field_info_of
+from .guard.rate_limits import WindowUsage
 from .guard.rate_limits import check as check_rate_limits
 from .memory_manager import MemoryManager
 from .observer import Observer
@@ -96,6 +97,15 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.repeats = RepeatGuard(self.context.tools)  # identical calls of this turn (issue 12, BR-10)
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
         self.lease: str | None = None  # this run's token on its thread while it holds it (_running)
+        # Read with the step's row lock (_lock_thread_row): whether a stop was asked (None once looked at), and the
+        # transaction's id, for its commit (None once committed or rolled back).
+        self._stop_seen: bool | None = None
+        self._xid: str | None = None
+        # The daily costs of the rate limits at this turn's first LLM call, and the run's cost then (_rate_limited).
+        self._daily_cost: tuple[dict, float] | None = None
+        # Who the thread is for, read once: a commit empties Odoo's cache, and a run's steps must not read the
+        # thread again for what never changes while it runs.
+        self.user_id, self.company_id = thread.user_id.id, thread.company_id.id
 
     # ------------------------------------------------------------ entry points
     def run_turn(self, user_message: str) -> AgentResult:
@@ -221,7 +231,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 self.iterations -= 1  # once: the same step with half the history (issue 24 point 2)
                 return
             if not calls:
-                if durability.stop_requested(self.env.cr, self.thread.id):  # asked while the model answered
+                if self._stop_asked():  # asked while the model answered
                     self.stop_reason = self.stop_reason or self.env._("the user stopped it")
                     raise self._interrupted(response)
                 content = clean_text(response.content).strip()
@@ -325,13 +335,28 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         """End the turn (TurnEnd ``error``), before any request is sent, when
         a rate limit of Settings is reached (spec §7.5): the user reads which
         limit and when it resets, and an ``error`` row records it. Windows end
-        at the transaction's time, the time the log rows are stamped with."""
+        at the transaction's time, the time the log rows are stamped with.
+
+        The user's requests per minute and hour are counted before every call
+        (a short scan: at most the limit's rows). The daily costs of the agent
+        and the company are summed once per turn, at its first call, and this
+        run's own spending is added to them afterwards: summing a busy day's
+        rows before every call would cost more with each call of the day, and
+        what runs beside this one spend counts from their next turn."""
         limits = self.context.rate_limits
         if not limits.active:
             return
         now = self.env.cr.now()
+        daily = self._daily_cost
         usage = self.env["agentic.ai.execution.log"]._rate_limit_usage(
-            self.thread.user_id.id, self.context.agent_id, self.thread.company_id.id, now)
+            self.user_id, self.context.agent_id, self.company_id, now,
+            keys=("requests_per_minute", "requests_per_hour") if daily is not None else None)
+        if daily is None:
+            self._daily_cost = daily = ({key: usage[key] for key in ("cost_per_day_agent", "cost_per_day_company")},
+                                        self.tracker.total_cost)
+        else:
+            spent = self.tracker.total_cost - daily[1]
+            usage.update({key: WindowUsage(used.amount + spent, used.oldest) for key, used in daily[0].items()})
         hit = check_rate_limits(limits, usage, now)
         if not hit:
             return
@@ -455,7 +480,9 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 self._unsealed = set()
             if final and self.lease:
                 run_lease.release(self.env.cr, self.thread.id, self.lease)
-            step_commit.commit_step(self.env.cr)  # a post-commit hook that fails cannot undo the step
+            xid, self._xid = self._xid, None
+            step_commit.commit_step(self.env.cr, xid)  # a post-commit hook that fails cannot undo the step
+            self._stop_seen = None
             if final:
                 self.lease = None
             elif lock_next:  # the next step's transaction starts holding the thread's row (see _running)
@@ -474,14 +501,32 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         fresh snapshot (engine/durable/step_commit.py). Raises RunTakenOver
         when the row no longer carries this run's lease (once taken). The
         step's transaction also has PostgreSQL check its client every few
-        seconds (``run_lease.client_check``)."""
+        seconds (``run_lease.client_check``). The same statement reads
+        whether a stop was asked (``_stop_asked``) and the transaction's id
+        and time (``step_commit.TRANSACTION_COLUMNS``): a step's bookkeeping
+        costs one statement, not four."""
         cr = self.env.cr
-        _id, token, _check = step_commit.lock_row(cr, self.thread._table, self.thread.id, retry=retry,
-                                                  columns=("id", "run_token", run_lease.client_check(cr)))
+        _id, token, _check, stop, xid, now = step_commit.lock_row(
+            cr, self.thread._table, self.thread.id, retry=retry,
+            columns=("id", "run_token", run_lease.client_check(cr), durability.STOP_REQUESTED_COLUMN,
+                     *step_commit.TRANSACTION_COLUMNS))
+        self._stop_seen = bool(stop)
+        self._xid = step_commit.transaction_began(cr, xid, now, self._forget_transaction)
         if self.lease and token != self.lease:
             raise run_lease.RunTakenOver(self.env._(
                 "This request was stopped: its server stopped answering for longer than the run's lease, and the "
                 "conversation was closed by another request."))
+
+    def _forget_transaction(self) -> None:
+        """The transaction was rolled back: what its row lock read is gone with it."""
+        self._xid = self._stop_seen = None
+
+    def _stop_asked(self) -> bool:
+        """Whether the user asked to stop (``durability.request_stop``), as the
+        step's row lock read it right after this run's last commit, or, when
+        that was looked at already, read now."""
+        seen, self._stop_seen = self._stop_seen, None
+        return seen if seen is not None else durability.stop_requested(self.env.cr, self.thread.id)
 
     def _client_gone(self) -> bool:
         """Whether the client that listens to the run went away (asked
@@ -497,7 +542,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         request, seen after this run's last commit). Sets ``stop_reason``."""
         if self._client_gone():
             return True
-        if durability.stop_requested(self.env.cr, self.thread.id):
+        if self._stop_asked():
             self.stop_reason = self.stop_reason or self.env._("the user stopped it")
             return True
         return False

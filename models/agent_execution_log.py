@@ -229,9 +229,11 @@ class AgenticAiExecutionLog(models.Model):
             "success": True,
             "action_type": action_type,
             "thread_id": thread.id,
-            "agent_id": values.pop("agent_id", thread.agent_id.id),
-            "user_id": values.pop("user_id", thread.user_id.id or self.env.uid),
-            "company_id": thread.company_id.id or self.env.company.id,
+            # Given by the caller when it knows them (engine/durable/audit.py): the thread is then not read.
+            "agent_id": values.pop("agent_id") if "agent_id" in values else thread.agent_id.id,
+            "user_id": values.pop("user_id") if "user_id" in values else (thread.user_id.id or self.env.uid),
+            "company_id": (values.pop("company_id") if "company_id" in values else thread.company_id.id)
+            or self.env.company.id,
             **values,
             "create_date": now,
             "chain_seq": None,
@@ -292,18 +294,21 @@ class AgenticAiExecutionLog(models.Model):
 
     @api.private
     @api.model
-    def _rate_limit_usage(self, user_id, agent_id, company_id, now):
+    def _rate_limit_usage(self, user_id, agent_id, company_id, now, keys=None):
         """The LLM calls behind the rate limits (spec §7.5), in the windows
         ending at ``now`` (naive UTC): ``{limit name: WindowUsage}`` with the
         requests of ``user_id`` in the last minute and hour, and the cost
-        (USD) of ``agent_id`` and of ``company_id`` in the last 24 hours.
-        One query, each part on its partial index (``_llm_call_*_idx``)."""
-        windows = [
+        (USD) of ``agent_id`` and of ``company_id`` in the last 24 hours;
+        only the limits named in ``keys`` when given. One query, each part on
+        its partial index (``_llm_call_*_idx``)."""
+        windows = [window for window in (
             ("requests_per_minute", "user_id", user_id, rate_limits.MINUTE, SQL("count(*)")),
             ("requests_per_hour", "user_id", user_id, rate_limits.HOUR, SQL("count(*)")),
             ("cost_per_day_agent", "agent_id", agent_id, rate_limits.DAY, SQL("coalesce(sum(cost), 0)")),
             ("cost_per_day_company", "company_id", company_id, rate_limits.DAY, SQL("coalesce(sum(cost), 0)")),
-        ]
+        ) if keys is None or window[0] in keys]
+        if not windows:
+            return {}
         parts = [SQL("SELECT %s, %s, min(create_date) FROM %s WHERE action_type = 'llm_call' AND %s = %s "
                      "AND create_date > %s", key, amount, SQL.identifier(self._table), SQL.identifier(column),
                      value or 0, now - window)

@@ -68,8 +68,9 @@ class AgenticAiThreadMessage(models.Model):
     references = fields.Json(
         readonly=True, help="The knowledge excerpts an answer was given (issue 13 point 6): [{content, source, "
                             "source_id, score}], shown in the chat as its citations.")
-    user_id = fields.Many2one(related="thread_id.user_id", store=True, index=True)
-    company_id = fields.Many2one(related="thread_id.company_id", store=True)
+    # Precomputed: set in the row's INSERT, not by an UPDATE after it.
+    user_id = fields.Many2one(related="thread_id.user_id", store=True, index=True, precompute=True)
+    company_id = fields.Many2one(related="thread_id.company_id", store=True, precompute=True)
 
     @api.depends("role", "content")
     def _compute_content_html(self):

@@ -105,6 +105,20 @@ class TestRateLimits(AgenticCase):
         self.assertIn("20 requests per minute for you", result.reply)
         self.assertEqual(thread.state, "error")
 
+    def test_a_runs_own_spending_reaches_the_daily_cost_within_the_run(self):
+        """The daily costs are summed once per turn; what the turn itself
+        spends is added before each next call: the call after the one that
+        crossed the agent's $50 is not sent."""
+        self.llm_calls(1, timedelta(hours=1), user=self.other, cost=45.0)
+        self.agent.llm_provider_id.input_price_per_million = 1_000_000.0  # $1 per prompt token
+        search = tool_call("odoo_search_read", {"model": "res.partner", "limit": 1})
+        expensive = {**search, "usage": {"prompt_tokens": 3, "completion_tokens": 0}}
+        self.script(expensive, expensive, {"content": "never asked"})
+        thread, result = self.run_agent("loop", user=self.plain)
+        self.assertEqual(len(self.scenario.chat_requests()), 2, "45 + 3 < 50: a second call; 45 + 6 > 50: no third")
+        self.assertIn("$50.00 of LLM cost per day for this agent", result.reply)
+        self.assertEqual(thread.state, "error")
+
     # ------------------------------------------------------------- Settings
     def test_settings_show_the_defaults(self):
         values = self.env["res.config.settings"].create({})

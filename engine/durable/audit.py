@@ -16,12 +16,16 @@ class AuditTrail:
     def __init__(self, thread):
         self.thread = thread
         self.model = thread.env["agentic.ai.execution.log"]
+        # The row's agent, user and company, read once: a commit empties Odoo's cache, and each step's rows
+        # would otherwise read the thread again for what never changes while the run lasts.
+        self.owner = {"agent_id": thread.agent_id.id, "user_id": thread.user_id.id or thread.env.uid,
+                      "company_id": thread.company_id.id or thread.env.company.id}
         self.pending: list[tuple[str, object, dict]] = []
         self.depth = 0
 
     def record(self, action_type: str, **values) -> None:
         """One row (``values`` as for ``agentic.ai.execution.log.log``)."""
-        self.pending.append((action_type, self.thread, values))
+        self.pending.append((action_type, self.thread, {**self.owner, **values}))
         if not self.depth:
             self.flush()
 

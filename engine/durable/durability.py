@@ -46,6 +46,10 @@ def request_stop(cr, thread_id: int) -> None:
                "ON CONFLICT (thread_id) DO NOTHING", [thread_id])
 
 
+#: ``stop_requested`` as a column of a statement on ``agentic_ai_thread`` (the step's row lock reads it).
+STOP_REQUESTED_COLUMN = ('EXISTS (SELECT 1 FROM agentic_ai_thread_stop s WHERE s.thread_id = "agentic_ai_thread".id)')
+
+
 def stop_requested(cr, thread_id: int) -> bool:
     """Whether a stop of ``thread_id``'s run was asked (and committed before
     this transaction's snapshot: a run reads it first thing after a commit)."""

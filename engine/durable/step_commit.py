@@ -39,8 +39,12 @@ _logger = logging.getLogger(__name__)
 FIRST_WAIT = 0.05
 
 
-def commit_step(cr) -> None:
+def commit_step(cr, xid: str | None = None) -> None:
     """Commit ``cr``'s transaction; a post-commit hook that fails cannot undo it.
+
+    ``xid``: the transaction's id (``pg_current_xact_id()``) when the caller
+    read it in this very transaction (the runtime selects it with the step's
+    row lock, ``transaction_columns``); else it is asked here first.
 
     Raises what ``cr.commit()`` raises when the ``COMMIT`` itself failed (a
     flush error, a deferred constraint, a serialization failure at commit,
@@ -49,8 +53,9 @@ def commit_step(cr) -> None:
     traceback, the hooks after it still run (each failure logged), and
     nothing is raised.
     """
-    cr.execute("SELECT pg_current_xact_id()")  # the step's transaction id (assigning one if it wrote nothing)
-    xid = cr.fetchone()[0]
+    if xid is None:
+        cr.execute("SELECT pg_current_xact_id()")  # the step's transaction id (assigning one if it wrote nothing)
+        xid = cr.fetchone()[0]
     try:
         cr.commit()
         return
@@ -85,6 +90,24 @@ def _committed(cr, xid) -> bool:
                                 len(cr.postcommit), xid)
             cr.rollback()
     return False
+
+
+#: What a step's first statement selects besides its row (``lock_row``'s ``columns``), so that neither costs a
+#: statement of its own: the transaction's id, for ``commit_step``, and its timestamp, Odoo's ``cr.now()``
+#: (``odoo/sql_db.py``: ``SELECT (now() AT TIME ZONE 'UTC')``, kept for the transaction).
+TRANSACTION_COLUMNS = ("pg_current_xact_id()", "(now() AT TIME ZONE 'UTC')")
+
+
+def transaction_began(cr, xid: str, now, forget) -> str:
+    """Keep what ``TRANSACTION_COLUMNS`` read in ``cr``'s transaction: ``now``
+    becomes the transaction's ``cr.now()`` (unless the transaction already
+    read it: the same value), and ``forget()`` is called if the transaction
+    is rolled back (Odoo's ``cr.postrollback``), so that its ``xid`` is never
+    taken for a later transaction's. Returns ``xid``."""
+    if getattr(cr, "_now", False) is None:  # BaseCursor.now() reads it once per transaction, then keeps it
+        cr._now = now
+    cr.postrollback.add(forget)
+    return xid
 
 
 def lock_row(cr, table: str, row_id: int, retry: bool = True, columns: tuple[str, ...] = ("id",)) -> tuple | None:
