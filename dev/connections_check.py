@@ -24,6 +24,9 @@ this process samples ``pg_stat_activity`` every 0.1 s.
   conversation repairs it; none is left ``executing`` or ends ``error``,
   every tool call has exactly one result, and one killed before its first
   commit kept nothing.
+- 24 messages sent with ``send_async`` at once: the queue's processor runs
+  them ``agentic_ai.queue_concurrency`` (4) at once, never more, each
+  exactly once.
 - L-1: ``CHECK_CHATS`` chats (200) of ``CHECK_USERS`` users (20) at once:
   none ends ``error``, each completes with exactly one answer (streamed and
   stored), and the server's sessions stay under ``max_connections``.
@@ -72,6 +75,8 @@ LEFT_CHATS = 10                    # streams whose client goes away at the first
 RESTART_CHATS = 20                 # streams running when the gevent process is killed
 WORKER_CHATS = 5                   # streams sent to the HTTP workers
 SAME_CHATS = 3                     # conversations that get five streams at once
+QUEUED_CHATS = 24                  # messages sent with send_async, run by the queue's processor
+QUEUE_CONCURRENCY = 4              # agentic_ai.queue_concurrency in the queued case
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 
 
@@ -172,7 +177,8 @@ class Harness:
     def start(self) -> None:
         prep = json.loads(odoo_shell(self.db, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
             "CHECK_LLM_URL": self.llm.base_url, "CHECK_USERS": str(USERS),
-            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS + RESTART_CHATS + WORKER_CHATS + SAME_CHATS)}))
+            "CHECK_CHATS": str(CHATS + QUIET_CHATS + LEFT_CHATS + RESTART_CHATS + WORKER_CHATS + SAME_CHATS
+                               + QUEUED_CHATS), "CHECK_QUEUE_CONCURRENCY": str(QUEUE_CONCURRENCY)}))
         (ROOT / ".logs").mkdir(exist_ok=True)
         self.log = str(ROOT / ".logs" / f"connections-{time.strftime('%Y%m%d-%H%M%S')}.log")
         self.server = OdooServer(self.db, SERVER_OPTIONS, self.log).start()
@@ -188,8 +194,10 @@ class Harness:
             client.close()
         self.quiet_jobs, self.left_jobs = jobs[:QUIET_CHATS], jobs[QUIET_CHATS:QUIET_CHATS + LEFT_CHATS]
         self.restart_jobs = jobs[QUIET_CHATS + LEFT_CHATS:QUIET_CHATS + LEFT_CHATS + RESTART_CHATS]
+        first = QUIET_CHATS + LEFT_CHATS + RESTART_CHATS
+        self.queued_jobs, first = jobs[first:first + QUEUED_CHATS], first + QUEUED_CHATS
         self.worker_jobs, self.same_jobs = jobs[-WORKER_CHATS:], jobs[-WORKER_CHATS - SAME_CHATS:-WORKER_CHATS]
-        self.jobs = jobs[QUIET_CHATS + LEFT_CHATS + RESTART_CHATS:-WORKER_CHATS - SAME_CHATS]
+        self.jobs = jobs[first:-WORKER_CHATS - SAME_CHATS]
         self.reader = self.server.login(timeout=60)  # the administrator: another user than the chats'
         warm = {}  # the gevent process loads the database's registry on its first request: not measured
         stream(self.server.gevent_url, last_user, prep["warmup"], warm)
@@ -331,6 +339,44 @@ def case_worker(harness: Harness) -> None:
                                               for state in ends.elements()])
 
 
+def case_queued(harness: Harness) -> None:
+    """QUEUED_CHATS messages sent with ``send_async`` (the way webhooks and automations queue theirs) at once:
+    the queue's processor, on the server's cron, runs them ``agentic_ai.queue_concurrency`` (QUEUE_CONCURRENCY)
+    at once, never more, each exactly once: every conversation completes with one answer and one user message."""
+    jobs = harness.queued_jobs
+    ids = [thread_id for thread_id, _c in jobs]
+    started = time.monotonic()
+    for thread_id, cookies in jobs:
+        with httpx.Client(base_url=harness.server.base_url, cookies=cookies, timeout=60) as client:
+            rpc(client, "/agentic_ai/chat/send_async", {"thread_id": thread_id, "message": "Which partners?"})
+    most, deadline = 0, time.monotonic() + 300
+    with psycopg2.connect(dbname=harness.db) as conn:
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            while time.monotonic() < deadline:
+                cur.execute("SELECT count(*) FILTER (WHERE state = 'executing'), count(*) FILTER (WHERE state IN "
+                            "('completed', 'error', 'interrupted') AND pending_message IS NULL) FROM "
+                            "agentic_ai_thread WHERE id = ANY(%s)", [ids])
+                executing, ended = cur.fetchone()
+                most = max(most, executing)
+                if ended == len(ids):
+                    break
+                time.sleep(0.1)
+            wall = time.monotonic() - started
+            cur.execute("SELECT t.state, count(m.id) FILTER (WHERE m.role = 'assistant'), count(m.id) FILTER "
+                        "(WHERE m.role = 'user') FROM agentic_ai_thread t LEFT JOIN agentic_ai_thread_message m "
+                        "ON m.thread_id = t.id WHERE t.id = ANY(%s) GROUP BY t.id", [ids])
+            stored = Counter(cur.fetchall())
+    model_time = 1.5 * MODEL_DELAY  # the model's two answers of a run (not streamed: the answer comes at once)
+    step(f"queued: {len(ids)} messages sent with send_async, all ended in {wall:.1f} s (the model alone takes "
+         f"{model_time:.1f} s a run: {len(ids) * model_time:.0f} s one after the other); at most {most} running "
+         f"at once (agentic_ai.queue_concurrency {QUEUE_CONCURRENCY}); (state, answers, user messages): {dict(stored)}")
+    if stored != Counter({("completed", 1, 1): len(ids)}):
+        raise CheckFailed(f"queued messages ended {dict(stored)}")
+    if most > QUEUE_CONCURRENCY or most < 2:
+        raise CheckFailed(f"{most} queued runs at once, with agentic_ai.queue_concurrency {QUEUE_CONCURRENCY}")
+
+
 def case_restart(harness: Harness) -> None:
     """The gevent process killed (SIGKILL, as a crash or ``limit_memory_hard`` would) while RESTART_CHATS
     runs are in their first step: their streams are cut; Odoo's server starts a new gevent process; once
@@ -417,12 +463,15 @@ def check_runs(harness: Harness, jobs, results) -> None:
         raise CheckFailed(f"in the database (state, answers): {dict(stored)}")
 
 
+CASES = (case_l2, case_left, case_same_thread, case_worker, case_queued, case_l1, case_restart)
+
+
 def main() -> int:
     started, passed, failed = time.monotonic(), 0, 0
     harness = Harness(sys.argv[1])
     try:
         harness.start()
-        for case in (case_l2, case_left, case_same_thread, case_worker, case_l1, case_restart):
+        for case in CASES:
             try:
                 case(harness)
                 passed += 1
@@ -430,7 +479,7 @@ def main() -> int:
                 failed += 1
                 step(f"FAILED: {found}")
     except Exception as error:  # noqa: BLE001 - any error of the set-up fails the check, saying why
-        failed = 6 - passed
+        failed = len(CASES) - passed
         step(f"FAILED: {type(error).__name__}: {error}")
     finally:
         harness.stop()

@@ -21,6 +21,9 @@ for key in ("agentic_ai.max_requests_per_minute", "agentic_ai.max_requests_per_h
     env["ir.config_parameter"].sudo().set_param(key, "1000000")
 # A run cut by a restart of the gevent server is repaired once its lease ran out: seconds here, not 30.
 env["ir.config_parameter"].sudo().set_param("agentic_ai.run_lease_seconds", os.environ.get("CHECK_LEASE_SECONDS", "3"))
+params = env["ir.config_parameter"].sudo()
+params.set_param("agentic_ai.queue_concurrency", os.environ.get("CHECK_QUEUE_CONCURRENCY", "4"))
+params.set_param("agentic_ai.queue_retry_delay", "1")
 group = env.ref("agentic_ai.group_agentic_ai_user")
 out = []
 for index in range(users):

@@ -27,14 +27,14 @@ Life of a queued message:
   thread without a live run is marked ``interrupted``.
 """
 import logging
-import time
+import threading
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, LockError, MissingError, UserError, ValidationError
 from odoo.tools import SQL
 
-from ..engine.durable import durability
-from ..engine.durable.queue import QueueSettings, is_lock_conflict, run_deadline
+from ..engine.durable import durability, step_connection
+from ..engine.durable.queue import QueueSettings, dispatch, is_lock_conflict, run_deadline
 
 _logger = logging.getLogger(__name__)
 
@@ -132,25 +132,58 @@ class AgenticAiThread(models.Model):
             _logger.exception("The queue could not repair the conversations dead runs left")
         settings = threads._queue_settings()
         deadline = run_deadline(threads.env.context, settings.time_budget)
-        cr, cron = threads.env.cr, threads.env["ir.cron"]
+        cron = threads.env["ir.cron"]
         cron._commit_progress(remaining=threads._queue_ready_count(settings))
-        handled, tried = 0, set()
-        while time.monotonic() < deadline and (limit is None or handled < limit):
+        tried = set()
+        # Runs at once, each on a cursor of its own (engine/durable/queue.py dispatch), unless this cursor is not
+        # one of Odoo's own connections (the test runner's cursors all wrap one connection): then one at a time.
+        concurrency = settings.concurrency if step_connection.can_give_back(threads.env.cr) else 1
+
+        def claim():
             thread = threads._queue_claim(settings, tried)
             if not thread:  # nothing ready, or the rest is being run by other workers
-                cron._commit_progress(remaining=0)
-                break
+                return None
             tried.add(thread.id)
-            try:
-                thread._queue_run_claimed(settings)
-            except Exception:  # a bug of the queue itself: the claim stays, to be taken again once stale
-                _logger.exception("The queue could not handle the message of conversation %s", thread.id)
-                cr.rollback()
-            handled += 1
-            time_left = cron._commit_progress(1, remaining=threads._queue_ready_count(settings))
-            if not time_left:
-                break
+            return thread.id
+
+        def run(thread_id):
+            if concurrency == 1:
+                threads.browse(thread_id)._queue_run_one(settings)
+            else:
+                threads._queue_run_on_own_cursor(thread_id, settings)
+
+        def progress(count):
+            cron._commit_progress(count, remaining=threads._queue_ready_count(settings))
+
+        handled = dispatch(claim, run, concurrency, deadline, limit, on_done=progress)
+        cron._commit_progress(remaining=threads._queue_ready_count(settings))
         return handled
+
+    def _queue_run_one(self, settings):
+        """Run this claimed thread's message (``_queue_run_claimed``) and commit
+        what it wrote; a bug of the queue itself is logged and rolled back:
+        the claim stays, to be taken again once stale."""
+        try:
+            self._queue_run_claimed(settings)
+        except Exception:
+            _logger.exception("The queue could not handle the message of conversation %s", self.id)
+            self.env.cr.rollback()
+        self.env.cr.commit()
+
+    @api.model
+    def _queue_run_on_own_cursor(self, thread_id, settings):
+        """``_queue_run_one`` of ``thread_id`` in this worker thread, on a
+        cursor of its own (its connection given back while the model answers),
+        as the processor's user, without the cron's progress context."""
+        threading.current_thread().dbname = self.env.cr.dbname  # Odoo's log records name the database
+        context = {key: value for key, value in self.env.context.items()
+                   if key not in ("cron_id", "ir_cron_progress_id", "cron_end_time")}
+        try:
+            with self.env.registry.cursor() as cr:
+                env = api.Environment(cr, self.env.uid, context, su=self.env.su)
+                env[self._name].browse(thread_id)._queue_run_one(settings)
+        except Exception:  # a lost connection: the claim stays, to be taken again once stale
+            _logger.exception("The queue could not handle the message of conversation %s", thread_id)
 
     # -------------------------------------------------------------- helpers
     def _queue_settings(self):

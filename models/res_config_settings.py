@@ -1,6 +1,8 @@
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
+from ..engine.durable.queue import MAX_CONCURRENCY
+
 RATE_LIMIT_FIELDS = ("agentic_ai_max_requests_per_minute", "agentic_ai_max_requests_per_hour",
                      "agentic_ai_max_cost_per_day_agent", "agentic_ai_max_cost_per_day_company")
 # Numeric settings whose 0 means something (no limit, retry at once), so it is stored as "0".
@@ -47,6 +49,11 @@ class ResConfigSettings(models.TransientModel):
         help="How long a queued message that failed, or met another run's lock, waits before it is tried again; "
              "0 tries it at the processor's next pass.")
 
+    agentic_ai_queue_concurrency = fields.Integer(
+        string="Queued runs at once", default=4, config_parameter="agentic_ai.queue_concurrency",
+        help="How many queued messages (send_async, webhooks, automations) the processor runs at once, each on a "
+             "database connection of its own that it gives back while the model answers (1 to 64).")
+
     agentic_ai_chat_polling = fields.Boolean(
         string="Follow runs by polling", config_parameter="agentic_ai.chat_polling",
         help="The chat queues each message and polls for the answer instead of streaming it token by token; "
@@ -57,6 +64,12 @@ class ResConfigSettings(models.TransientModel):
         for settings in self:
             if settings.agentic_ai_queue_retry_delay < 0:
                 raise ValidationError(self.env._("The queue retry delay cannot be negative."))
+
+    @api.constrains("agentic_ai_queue_concurrency")
+    def _check_queue_concurrency(self):
+        for settings in self:
+            if not 1 <= settings.agentic_ai_queue_concurrency <= MAX_CONCURRENCY:
+                raise ValidationError(self.env._("Queued runs at once must be between 1 and %s.", MAX_CONCURRENCY))
 
     def set_values(self):
         """Store a limit or delay of 0 as "0": Odoo removes a numeric

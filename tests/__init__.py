@@ -59,3 +59,4 @@ from . import test_knowledge_extract
 from . import test_knowledge_rag
 from . import test_adversarial_knowledge
 from . import test_golden_transcripts
+from . import test_queue_dispatch
