@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 from dev.odoo_process import OdooServer, odoo_shell, rpc, sse_events  # noqa: E402 - after the path is set
 from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
+from dev.thread_watch import wait_until_ended  # noqa: E402
 
 CHATS = int(os.environ.get("CHECK_CHATS", "200"))
 USERS = int(os.environ.get("CHECK_USERS", "20"))
@@ -349,24 +350,8 @@ def case_queued(harness: Harness) -> None:
     for thread_id, cookies in jobs:
         with httpx.Client(base_url=harness.server.base_url, cookies=cookies, timeout=60) as client:
             rpc(client, "/agentic_ai/chat/send_async", {"thread_id": thread_id, "message": "Which partners?"})
-    most, deadline = 0, time.monotonic() + 300
-    with psycopg2.connect(dbname=harness.db) as conn:
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            while time.monotonic() < deadline:
-                cur.execute("SELECT count(*) FILTER (WHERE state = 'executing'), count(*) FILTER (WHERE state IN "
-                            "('completed', 'error', 'interrupted') AND pending_message IS NULL) FROM "
-                            "agentic_ai_thread WHERE id = ANY(%s)", [ids])
-                executing, ended = cur.fetchone()
-                most = max(most, executing)
-                if ended == len(ids):
-                    break
-                time.sleep(0.1)
-            wall = time.monotonic() - started
-            cur.execute("SELECT t.state, count(m.id) FILTER (WHERE m.role = 'assistant'), count(m.id) FILTER "
-                        "(WHERE m.role = 'user') FROM agentic_ai_thread t LEFT JOIN agentic_ai_thread_message m "
-                        "ON m.thread_id = t.id WHERE t.id = ANY(%s) GROUP BY t.id", [ids])
-            stored = Counter(cur.fetchall())
+    most, stored = wait_until_ended(harness.db, ids, 300)
+    wall = time.monotonic() - started
     model_time = 1.5 * MODEL_DELAY  # the model's two answers of a run (not streamed: the answer comes at once)
     step(f"queued: {len(ids)} messages sent with send_async, all ended in {wall:.1f} s (the model alone takes "
          f"{model_time:.1f} s a run: {len(ids) * model_time:.0f} s one after the other); at most {most} running "

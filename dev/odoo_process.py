@@ -32,10 +32,13 @@ def free_port() -> int:
 
 def odoo_command(*args: str) -> list[str]:
     """``odoo-bin ARGS`` with the addons path, database server and data
-    directory of dev/env.sh, logging warnings only."""
+    directory of dev/env.sh, logging warnings only; ``AGENTIC_AI_EXTRA_ADDONS``
+    (a folder of addons, e.g. PyPI's ``odoo/addons`` of queue_job) is added
+    to the addons path when set."""
     env = os.environ
+    extra = f",{env['AGENTIC_AI_EXTRA_ADDONS']}" if env.get("AGENTIC_AI_EXTRA_ADDONS") else ""
     return [f"{env['VENV']}/bin/python", f"{env['ODOO']}/odoo-bin", *args,
-            f"--addons-path={env['ODOO']}/addons,{env['ADDONS']}", f"--db_host={env['PGHOST']}",
+            f"--addons-path={env['ODOO']}/addons,{env['ADDONS']}{extra}", f"--db_host={env['PGHOST']}",
             f"--db_port={env['PGPORT']}", f"--db_user={env['PGUSER']}", f"--data-dir={env['DATA_DIR']}",
             "--log-level=warn"]
 

@@ -32,7 +32,8 @@ grep -q "version_info = (19, 0" "$ODOO/odoo/release.py" || { log "$ODOO is not O
 
 # --- virtualenv --------------------------------------------------------------
 stamp=$VENV/.agentic_ai_stamp
-want=$(cat "$ODOO/requirements.txt" "$ROOT/requirements.txt" "$ROOT/dev/requirements-dev.txt" | sha1sum | cut -c1-16)
+want=$(cat "$ODOO/requirements.txt" "$ROOT/requirements.txt" "$ROOT/dev/requirements-dev.txt" \
+    "$ROOT/dev/requirements-queue-job.txt" | sha1sum | cut -c1-16)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     log "installing Python dependencies into $VENV"
     if [ ! -x "$VENV/bin/python" ]; then
@@ -43,6 +44,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "$VENV/bin/python" "$ROOT/dev/odoo_requirements.py" "$ODOO/requirements.txt" > "$VENV/odoo-requirements.txt"
     pip_install --prefer-binary -r "$VENV/odoo-requirements.txt" >&2
     pip_install -r "$ROOT/requirements.txt" -r "$ROOT/dev/requirements-dev.txt" >&2
+    # queue_job's wheel asks for the `odoo` distribution (Odoo from source is not one): its own Python
+    # dependencies (requests, openupgradelib) are installed by name, first.
+    pip_install requests openupgradelib >&2
+    pip_install --no-deps -r "$ROOT/dev/requirements-queue-job.txt" >&2
     echo "$want" > "$stamp"
 fi
 
@@ -81,4 +86,6 @@ ADDONS=$CACHE/addons-$(echo "$ROOT" | sha1sum | cut -c1-8)
 mkdir -p "$ADDONS"
 ln -sfn "$ROOT" "$ADDONS/agentic_ai"
 
-echo "export ODOO=$ODOO VENV=$VENV ADDONS=$ADDONS ESLINT=$ESLINT"
+# queue_job's addon folder (PyPI's odoo/addons in the virtualenv), added to the addons path by dev/queue_job_check.py.
+QUEUE_JOB_ADDONS=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/odoo/addons
+echo "export ODOO=$ODOO VENV=$VENV ADDONS=$ADDONS ESLINT=$ESLINT QUEUE_JOB_ADDONS=$QUEUE_JOB_ADDONS"

@@ -56,42 +56,30 @@ NUMPY=${LOG%.log}-numpy.out
 "$VENV/bin/python" "$ROOT/dev/test_summary.py" "$LOG" "$rc" >"$SUITE"
 suite_rc=$?
 sed '$s/^/[test] suite: /' "$SUITE"
-# The knowledge search again with the pgvector extension really absent
-# (dev/numpy_pass.sh, on a copy of the suite's database).
-if [ "${AGENTIC_AI_SKIP_NUMPY:-}" = 1 ]; then
-    echo "0 passed, 0 failed" >"$NUMPY"
-else
-    AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/numpy_pass.sh" | tee "$NUMPY" \
-        | sed -u 's/^[0-9]* passed, [0-9]* failed$/[numpy] &/'
-fi
-# A run that survives its worker, checked with a real server process killed
-# mid-tool (dev/durability_check.sh, on a copy of the suite's database).
-if [ "${AGENTIC_AI_SKIP_DURABILITY:-}" = 1 ]; then
-    echo "0 passed, 0 failed" >"$DURABILITY"
-else
-    AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/durability_check.sh" | tee "$DURABILITY" \
-        | sed -u 's/^[0-9]* passed, [0-9]* failed$/[durability] &/'
-fi
-# 200 streams at once on the gevent server of a real multi-process Odoo, against PostgreSQL's 100 connections
-# (dev/connections_check.sh, on a copy of the suite's database).
-CONNECTIONS=${LOG%.log}-connections.out
-if [ "${AGENTIC_AI_SKIP_CONNECTIONS:-}" = 1 ]; then
-    echo "0 passed, 0 failed" >"$CONNECTIONS"
-else
-    AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/connections_check.sh" | tee "$CONNECTIONS" \
-        | sed -u 's/^[0-9]* passed, [0-9]* failed$/[connections] &/'
-fi
-# Turns against a real OpenAI-compatible server nobody on this project wrote: llama-cpp-python's, with a small
-# model from PyPI (dev/real_server_check.sh; built once into the cache, about 10 minutes on 2 cores).
+# check SKIP_VARIABLE OUT LABEL SCRIPT: run dev/SCRIPT on a copy of the suite's database (its output to OUT, its
+# summary line shown as "[LABEL] N passed, M failed"), unless SKIP_VARIABLE is 1.
+check() {
+    if [ "${!1:-}" = 1 ]; then
+        echo "0 passed, 0 failed" >"$2"
+    else
+        AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/$4" | tee "$2" | sed -u "s/^[0-9]* passed, [0-9]* failed$/[$3] &/"
+    fi
+}
+CONNECTIONS=${LOG%.log}-connections.out QUEUE_JOB=${LOG%.log}-queue-job.out
 REAL_SERVER=${LOG%.log}-real-server.out
-if [ "${AGENTIC_AI_SKIP_REAL_SERVER:-}" = 1 ]; then
-    echo "0 passed, 0 failed" >"$REAL_SERVER"
-else
-    AGENTIC_AI_TEST_DB=$DB bash "$ROOT/dev/real_server_check.sh" | tee "$REAL_SERVER" \
-        | sed -u 's/^[0-9]* passed, [0-9]* failed$/[real-server] &/'
-fi
-# A whole run also checks the module next to subsets of the apps
-# (dev/app_subsets.sh); the last line counts lint, tests and subsets together.
+# The knowledge search again with the pgvector extension really absent.
+check AGENTIC_AI_SKIP_NUMPY "$NUMPY" numpy numpy_pass.sh
+# A run that survives its worker, checked with a real server process killed mid-tool.
+check AGENTIC_AI_SKIP_DURABILITY "$DURABILITY" durability durability_check.sh
+# 200 streams at once on the gevent server of a real multi-process Odoo, against PostgreSQL's 100 connections.
+check AGENTIC_AI_SKIP_CONNECTIONS "$CONNECTIONS" connections connections_check.sh
+# Queued messages through OCA queue_job and its job runner, on a real multi-process Odoo.
+check AGENTIC_AI_SKIP_QUEUE_JOB "$QUEUE_JOB" queue_job queue_job_check.sh
+# Turns against a real OpenAI-compatible server nobody on this project wrote: llama-cpp-python's, with a small
+# model from PyPI (built once into the cache, about 10 minutes on 2 cores).
+check AGENTIC_AI_SKIP_REAL_SERVER "$REAL_SERVER" real-server real_server_check.sh
+# A whole run also checks the module next to subsets of the apps (dev/app_subsets.sh, on databases of its own);
+# the last line counts lint, tests and subsets together.
 if [ "${AGENTIC_AI_SKIP_SUBSETS:-}" = 1 ]; then
     echo "0 passed, 0 failed" >"$SUBSETS"
 else
@@ -105,6 +93,7 @@ read -r durability_passed durability_failed <<<"$(counts "$DURABILITY")"
 read -r real_passed real_failed <<<"$(counts "$REAL_SERVER")"
 read -r connections_passed connections_failed <<<"$(counts "$CONNECTIONS")"
 read -r numpy_passed numpy_failed <<<"$(counts "$NUMPY")"
+read -r queue_job_passed queue_job_failed <<<"$(counts "$QUEUE_JOB")"
 # What failed, named just above the summary line (a CI that shows only the output's end still shows it).
 failures() {  # failures NAME FILE FAILED: the lines of FILE that say what failed
     [ "$3" = 0 ] && return
@@ -116,10 +105,11 @@ failures suite "$SUITE" "$suite_failed"
 failures numpy "$NUMPY" "$numpy_failed"
 failures durability "$DURABILITY" "$durability_failed"
 failures connections "$CONNECTIONS" "$connections_failed"
+failures queue_job "$QUEUE_JOB" "$queue_job_failed"
 failures real-server "$REAL_SERVER" "$real_failed"
 failures subsets "$SUBSETS" "$subsets_failed"
-echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + connections_passed + real_passed \
-    + subsets_passed)) passed," "$((lint_failed + suite_failed + numpy_failed + durability_failed \
-    + connections_failed + real_failed + subsets_failed)) failed"
-[ "$suite_rc" = 0 ] && [ "$((lint_failed + numpy_failed + durability_failed + connections_failed + real_failed \
-    + subsets_failed))" = 0 ]
+echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + connections_passed + queue_job_passed \
+    + real_passed + subsets_passed)) passed," "$((lint_failed + suite_failed + numpy_failed + durability_failed \
+    + connections_failed + queue_job_failed + real_failed + subsets_failed)) failed"
+[ "$suite_rc" = 0 ] && [ "$((lint_failed + numpy_failed + durability_failed + connections_failed + queue_job_failed \
+    + real_failed + subsets_failed))" = 0 ]

@@ -7,6 +7,7 @@ from . import agent_thread
 from . import agent_thread_stop
 from . import agent_thread_run
 from . import agent_thread_queue
+from . import agent_thread_queue_job
 from . import agent_thread_memory
 from . import agent_thread_message
 from . import agent_plan

@@ -217,15 +217,17 @@ class AgenticAiThread(models.Model):
         self.env.cr.execute(SQL("SELECT count(*) FROM agentic_ai_thread WHERE %s", self._queue_ready_sql(settings)))
         return self.env.cr.fetchone()[0]
 
-    def _queue_claim(self, settings, exclude):
-        """The oldest ready thread not in ``exclude`` (ids), claimed and
-        committed; an empty recordset when none can be claimed."""
+    def _queue_claim(self, settings, exclude, only=None):
+        """The oldest ready thread not in ``exclude`` (ids), or thread ``only``
+        if it is ready, claimed and committed; an empty recordset when none
+        can be claimed."""
         for _try in range(3):
             try:
                 self.env.cr.execute(SQL(
-                    "SELECT id FROM agentic_ai_thread WHERE %s AND id NOT IN %s "
+                    "SELECT id FROM agentic_ai_thread WHERE %s AND id NOT IN %s %s "
                     "ORDER BY async_requested_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
-                    self._queue_ready_sql(settings), tuple(exclude) or (0,)))
+                    self._queue_ready_sql(settings), tuple(exclude) or (0,),
+                    SQL("AND id = %s", only) if only else SQL()))
                 row = self.env.cr.fetchone()
                 if not row:
                     return self.browse()
