@@ -1,0 +1,187 @@
+"""A whole company at once, measured with Locust (issue 26 point 5), in one
+run, on a real Odoo (``--workers=4`` and its gevent process, the cron on)
+and the scripted LLM server in this process.
+
+Each chat streams one message through ``/agentic_ai/chat/stream`` on the
+gevent port, the way the README's proxy block sends it; the model asks for
+one ``odoo_search_read`` after 1 s, then streams a 40-word answer, a word
+every 50 ms (0.5 s after the tool's result), as real providers stream.
+Locust (bench/locustfile.py, headless) spawns the chats of ``BENCH_USERS``
+(20) Odoo users, 100 a second, at each level of ``BENCH_LEVELS``
+(``20,50,200``), and reports:
+
+- per level: chats completed with exactly one answer (streamed and stored),
+  first token and completion p50/p95, the run's wall time;
+- a plain ``res.partner`` ``search_read`` by another user on the HTTP
+  workers: its quiet p95, and its p95 during the last level (the baseline
+  of the ratio is the quiet p95);
+- two Odoo servers on one database (the second ``--workers=2``, its own
+  cron) sharing ``BENCH_QUEUED`` (400) messages sent with ``send_async``,
+  half to each: every message runs exactly once (one user message and one
+  answer per conversation), and the time all took.
+
+Run with ``bash bench/load.sh`` after ``make test`` (it uses, and changes,
+the test database, ``AGENTIC_AI_TEST_DB`` or ``agentic_test``); it makes
+Locust's virtualenv the first time. Not measured here: the share of the
+runs' time spent waiting for a worker, a connection or a lock (the runtime
+logs a turn's connection waits of a second or more).
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dev.odoo_process import OdooServer, odoo_shell, rpc, sse_events  # noqa: E402 - after the path is set
+from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
+from dev.thread_watch import wait_until_ended  # noqa: E402
+
+DB = os.environ.get("AGENTIC_AI_TEST_DB", "agentic_test")
+LEVELS = [int(n) for n in os.environ.get("BENCH_LEVELS", "20,50,200").split(",")]
+USERS = int(os.environ.get("BENCH_USERS", "20"))
+QUEUED = int(os.environ.get("BENCH_QUEUED", "400"))
+MODEL_DELAY, WORDS, CHUNK_DELAY = 1.0, 40, 0.05
+ANSWER = " ".join(f"word{n}" for n in range(WORDS))
+QUEUED_MESSAGE = "Queued: hello?"
+READS = 30
+
+
+def script(scenario: Scenario) -> None:
+    """A chat gets one read, then the streamed answer; a queued message an answer at once."""
+    def last(role):
+        return lambda request: (request.get("messages") or [{}])[-1].get("role") == role
+
+    def queued(request):
+        return QUEUED_MESSAGE in str((request.get("messages") or [{}])[-1].get("content"))
+    scenario.add({"content": "Hello.", "delay": 0.05}, queued, uses=None)
+    scenario.add({"tool_calls": [{"name": "odoo_search_read", "arguments": {
+        "model": "res.partner", "fields": ["name"], "limit": 3}}], "delay": MODEL_DELAY}, last("user"), uses=None)
+    scenario.add({"content": ANSWER, "chunk_delay": CHUNK_DELAY, "delay": MODEL_DELAY / 2}, last("tool"), uses=None)
+
+
+def say(line: str) -> None:
+    """One line of the bench's table, printed as soon as it is measured."""
+    print(line, flush=True)
+
+
+def pct(values: list[float], q: int) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def read_seconds(client: httpx.Client) -> float:
+    started = time.monotonic()
+    rpc(client, "/web/dataset/call_kw/res.partner/search_read", {
+        "model": "res.partner", "method": "search_read", "args": [],
+        "kwargs": {"fields": ["name", "email"], "limit": 80}})
+    return time.monotonic() - started
+
+
+def locust(server: OdooServer, chats: list, reader: bool) -> tuple[list[dict], list[float], float]:
+    """Run Locust headless with one user per chat (and the reader): ``(chat rows, read seconds, wall)``."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as results:
+        path = results.name
+    env = {**os.environ, "LOAD_CHATS": json.dumps(chats), "LOAD_RESULTS": path, "LOAD_DB": server.db,
+           "LOAD_HTTP_URL": server.base_url, "LOAD_READER": "1" if reader else "0"}
+    started = time.monotonic()
+    process = subprocess.Popen([os.environ["LOCUST_BIN"], "-f", str(ROOT / "bench" / "locustfile.py"), "--headless",
+                                "--users", str(len(chats) + reader), "--spawn-rate", "100", "--host",
+                                server.gevent_url, "--run-time", "600s", "--only-summary", "--loglevel", "WARNING"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = None
+    while process.poll() is None:  # Locust runs until --run-time: it is stopped once every chat wrote its row
+        if sum('"chat"' in line for line in Path(path).read_text(encoding="utf-8").splitlines()) >= len(chats):
+            wall = time.monotonic() - started
+            process.terminate()
+            process.wait(30)
+            break
+        time.sleep(0.2)
+    wall = wall if wall is not None else time.monotonic() - started
+    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    os.unlink(path)
+    return [r for r in rows if "chat" in r], [r["read"] for r in rows if "read" in r], wall
+
+
+def queued_on_two_servers(first: OdooServer, jobs: list) -> str:
+    """Send ``jobs`` with send_async, half to each server; wait; say whether each ran exactly once."""
+    second = OdooServer(DB, ("--workers=2", "--max-cron-threads=2"),
+                        log_path=str(ROOT / ".logs" / f"load-second-{time.strftime('%Y%m%d-%H%M%S')}.log")).start()
+    try:
+        started = time.monotonic()
+        for index, (login, password, thread_id) in enumerate(jobs):
+            server = (first, second)[index % 2]
+            with httpx.Client(base_url=server.base_url, timeout=60) as client:
+                rpc(client, "/web/session/authenticate", {"db": DB, "login": login, "password": password})
+                rpc(client, "/agentic_ai/chat/send_async", {"thread_id": thread_id, "message": QUEUED_MESSAGE})
+        most, stored = wait_until_ended(DB, [thread_id for _l, _p, thread_id in jobs], 900)
+        wall = time.monotonic() - started
+    finally:
+        second.stop()
+    once = stored == Counter({("completed", 1, 1): len(jobs)})
+    return (f"two servers, {len(jobs)} messages queued with send_async (half to each): "
+            f"{'each ran exactly once' if once else 'NOT each exactly once: ' + str(dict(stored))}, "
+            f"all ended {wall:.1f} s after the first was sent, at most {most} running at once")
+
+
+def main() -> None:
+    scenario = Scenario()
+    script(scenario)
+    llm = ScriptedLLMServer(scenario).start()
+    prep = json.loads(odoo_shell(DB, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
+        "CHECK_LLM_URL": llm.base_url, "CHECK_USERS": str(USERS), "CHECK_CHATS": str(sum(LEVELS) + QUEUED),
+        "CHECK_LEASE_SECONDS": "30", "CHECK_QUEUE_CONCURRENCY": "4"}))
+    chats = [[user["login"], user["password"], thread_id] for user in prep["users"] for thread_id in user["threads"]]
+    chats.sort(key=lambda chat: chat[2])  # the users' conversations interleaved
+    server = OdooServer(DB, ("--workers=4", "--max-cron-threads=2", "--db_maxconn_gevent=64"),
+                        log_path=str(ROOT / ".logs" / f"load-{time.strftime('%Y%m%d-%H%M%S')}.log")).start()
+    try:
+        server.wait_for_gevent(60)
+        last = prep["users"][-1]  # the warm-up conversation's user: the gevent process loads the registry first
+        with httpx.Client(base_url=server.base_url, timeout=120) as client:
+            rpc(client, "/web/session/authenticate", {"db": DB, "login": last["login"], "password": last["password"]})
+            with httpx.Client(base_url=server.gevent_url, cookies=client.cookies, timeout=120) as gevent, \
+                    gevent.stream("POST", "/agentic_ai/chat/stream", json={"thread_id": prep["warmup"],
+                                                                           "message": "warm up"}) as response:
+                for _event in sse_events(response):
+                    pass
+        with server.client() as admin:
+            quiet = [read_seconds(admin) for _ in range(READS)]
+        say(f"call_kw search_read res.partner (limit 80), another user, quiet: p95 "
+                     f"{pct(quiet, 95) * 1000:.0f} ms (baseline)")
+        say(" chats  completed  first token p50 / p95   completion p50 / p95   wall")
+        offset, during = 0, []
+        for level in LEVELS:
+            batch, offset = chats[offset:offset + level], offset + level
+            rows, reads, wall = locust(server, batch, reader=level == LEVELS[-1])
+            during = reads or during
+            ids = [thread_id for _l, _p, thread_id in batch]
+            _most, stored = wait_until_ended(DB, ids, 60)
+            good = sum(1 for r in rows if r["state"] == "completed" and r["text"] == ANSWER and not r["failure"])
+            stored_once = stored.get(("completed", 1, 1), 0)
+            firsts = [r["first"] for r in rows if r["first"] is not None]
+            totals = [r["total"] for r in rows]
+            say(f"{level:6d}  {min(good, stored_once):4d}/{level:<4d}  {pct(firsts, 50):7.2f} / "
+                         f"{pct(firsts, 95):5.2f} s       {pct(totals, 50):6.2f} / {pct(totals, 95):5.2f} s    "
+                         f"{wall:5.1f} s")
+        say(f"the same read during the {LEVELS[-1]} chats: p95 {pct(during, 95) * 1000:.0f} ms, "
+                     f"{pct(during, 95) / pct(quiet, 95):.2f}x the quiet p95 ({len(during)} reads)")
+        say(queued_on_two_servers(server, chats[offset:offset + QUEUED]))
+    finally:
+        server.stop()
+        llm.stop()
+
+
+if __name__ == "__main__":
+    main()

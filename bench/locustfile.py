@@ -1,0 +1,116 @@
+"""Locust users of bench/load.py (issue 26 point 5), run headless by Locust
+(https://locust.io) in a virtualenv of its own (bench/load.sh): Locust's
+gevent is newer than the one Odoo pins.
+
+- ``Chatter``: one per chat in ``LOAD_CHATS`` (JSON ``[[login, password,
+  thread_id], ...]``). Logs in as its Odoo user, streams one message through
+  ``/agentic_ai/chat/stream`` on the host (Odoo's gevent server), and writes
+  a JSON line to ``LOAD_RESULTS``: seconds to the first ``token`` event and
+  to the end, the ``done`` event's state, the answer's text. Locust's own
+  statistics get "first token" and "completion" entries. bench/load.py
+  stops Locust once every chat wrote its line.
+- ``Reader`` (``LOAD_READER=1``): another user (the administrator) doing a
+  plain ``res.partner`` ``search_read`` on the HTTP workers
+  (``LOAD_HTTP_URL``) again and again while the chats run; each read's
+  seconds go to ``LOAD_RESULTS`` as ``{"read": seconds}``.
+"""
+import itertools
+import json
+import os
+import threading
+import time
+
+from locust import HttpUser, constant, events, task
+from locust.exception import StopUser
+
+CHATS = json.loads(os.environ.get("LOAD_CHATS", "[]"))
+RESULTS = os.environ.get("LOAD_RESULTS", "/dev/null")
+MESSAGE = "Which partners?"
+_claimed = itertools.count()
+_lock = threading.Lock()
+
+
+def write(row: dict) -> None:
+    """Append ``row`` to the results file, a line of JSON."""
+    with _lock, open(RESULTS, "a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\n")
+
+
+def sse(response):
+    """``(event name, data)`` of a server-sent event stream, as its lines arrive."""
+    name, data = None, []
+    for raw in response.iter_lines():
+        line = raw.decode() if isinstance(raw, bytes) else raw
+        if not line:
+            if name or data:
+                yield name, "\n".join(data)
+            name, data = None, []
+        elif line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+
+
+class Chatter(HttpUser):
+    """One streamed chat, then stops."""
+
+    wait_time = constant(0)
+
+    def on_start(self):
+        index = next(_claimed)
+        if index >= len(CHATS):
+            raise StopUser()
+        login, password, self.thread_id = CHATS[index]
+        self.client.post("/web/session/authenticate", json={"jsonrpc": "2.0", "method": "call", "params": {
+            "db": os.environ["LOAD_DB"], "login": login, "password": password}}, name="login")
+
+    @task
+    def chat(self):
+        started, first, state, text, failure = time.monotonic(), None, None, [], ""
+        try:
+            with self.client.post("/agentic_ai/chat/stream", json={"thread_id": self.thread_id, "message": MESSAGE},
+                                  stream=True, catch_response=True, name="chat/stream", timeout=600) as response:
+                if response.status_code != 200:
+                    failure = f"HTTP {response.status_code}"
+                    response.failure(failure)
+                else:
+                    for name, data in sse(response):
+                        if name == "token":
+                            first = first if first is not None else time.monotonic() - started
+                            text.append(json.loads(data).get("text", ""))
+                        elif name == "error":
+                            failure = data[:300]
+                        elif name == "done":
+                            state = json.loads(data).get("state")
+                    response.success()
+        except Exception as exc:  # noqa: BLE001 - a failed chat is a result of the bench
+            failure = f"{type(exc).__name__}: {exc}"
+        total = time.monotonic() - started
+        for name, seconds in (("first token", first), ("completion", total)):
+            if seconds is not None:
+                events.request.fire(request_type="SSE", name=name, response_time=seconds * 1000, response_length=0,
+                                    exception=None, context={})
+        write({"chat": self.thread_id, "first": first, "total": total, "state": state, "text": "".join(text),
+               "failure": failure})
+        raise StopUser()
+
+
+class Reader(HttpUser):
+    """Plain reads by another user on the HTTP workers while the chats run."""
+
+    fixed_count = 1 if os.environ.get("LOAD_READER") == "1" else 0
+    host = os.environ.get("LOAD_HTTP_URL")
+    wait_time = constant(0.05)
+
+    def on_start(self):
+        self.client.post("/web/session/authenticate", json={"jsonrpc": "2.0", "method": "call", "params": {
+            "db": os.environ["LOAD_DB"], "login": "admin", "password": "admin"}}, name="login")
+
+    @task
+    def read(self):
+        started = time.monotonic()
+        self.client.post("/web/dataset/call_kw/res.partner/search_read", json={
+            "jsonrpc": "2.0", "method": "call", "params": {
+                "model": "res.partner", "method": "search_read", "args": [],
+                "kwargs": {"fields": ["name", "email"], "limit": 80}}}, name="read")
+        write({"read": time.monotonic() - started})
