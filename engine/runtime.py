@@ -103,9 +103,6 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self._xid: str | None = None
         # The daily costs of the rate limits at this turn's first LLM call, and the run's cost then (_rate_limited).
         self._daily_cost: tuple[dict, float] | None = None
-        # Who the thread is for, read once: a commit empties Odoo's cache, and a run's steps must not read the
-        # thread again for what never changes while it runs.
-        self.user_id, self.company_id = thread.user_id.id, thread.company_id.id
 
     # ------------------------------------------------------------ entry points
     def run_turn(self, user_message: str) -> AgentResult:
@@ -348,8 +345,9 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             return
         now = self.env.cr.now()
         daily = self._daily_cost
+        owner = self.audit.owner  # read once (a commit empties Odoo's cache: the thread is not read again)
         usage = self.env["agentic.ai.execution.log"]._rate_limit_usage(
-            self.user_id, self.context.agent_id, self.company_id, now,
+            owner["user_id"], self.context.agent_id, owner["company_id"], now,
             keys=("requests_per_minute", "requests_per_hour") if daily is not None else None)
         if daily is None:
             self._daily_cost = daily = ({key: usage[key] for key in ("cost_per_day_agent", "cost_per_day_company")},

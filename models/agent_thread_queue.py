@@ -125,11 +125,7 @@ class AgenticAiThread(models.Model):
         it again at once for the rest (``_commit_progress``). Never raises
         for a job. Returns the number of jobs handled."""
         threads = self.sudo()
-        try:  # threads dead runs left executing (engine/durable/durability.py), whether queued or not
-            with threads.env.cr.savepoint():
-                threads._repair_dead_runs()
-        except Exception:  # never fail the cron for it: the routes repair a thread when it is loaded too
-            _logger.exception("The queue could not repair the conversations dead runs left")
+        threads._queue_repair()
         settings = threads._queue_settings()
         deadline = run_deadline(threads.env.context, settings.time_budget)
         cron = threads.env["ir.cron"]
@@ -186,6 +182,17 @@ class AgenticAiThread(models.Model):
             _logger.exception("The queue could not handle the message of conversation %s", thread_id)
 
     # -------------------------------------------------------------- helpers
+    @api.model
+    def _queue_repair(self):
+        """Repair the threads dead runs left ``executing``
+        (engine/durable/durability.py), queued or not; never fails the cron
+        for it: the routes repair a thread when it is loaded too."""
+        try:
+            with self.env.cr.savepoint():
+                self._repair_dead_runs()
+        except Exception:
+            _logger.exception("The queue could not repair the conversations dead runs left")
+
     def _queue_settings(self):
         return QueueSettings.from_params(self.env["ir.config_parameter"].sudo().get_param)
 

@@ -126,11 +126,7 @@ class AgenticAiThread(models.Model):
         if self._queue_backend() != "queue_job":
             return super()._process_pending_tasks(limit)
         threads = self.sudo()
-        try:
-            with threads.env.cr.savepoint():
-                threads._repair_dead_runs()
-        except Exception:  # never fail the cron for it: the routes repair a thread when it is loaded too
-            _logger.exception("The queue could not repair the conversations dead runs left")
+        threads._queue_repair()
         settings = threads._queue_settings()
         rows = threads.env.execute_query(SQL("SELECT id FROM agentic_ai_thread WHERE %s ORDER BY async_requested_at, "
                                              "id LIMIT %s", threads._queue_ready_sql(settings), limit))
