@@ -2,3 +2,6 @@ from . import models
 from . import controllers
 from . import wizard
 from .hooks import post_init_hook, uninstall_hook
+from .engine.durable import pool_wait
+
+pool_wait.install()  # the gevent server's pools wait for a connection rather than answer 500

@@ -67,7 +67,7 @@ MODEL_DELAY = float(os.environ.get("CHECK_MODEL_DELAY", "1.0"))
 WORDS = 40
 CHUNK_DELAY = 0.05
 SERVER_OPTIONS = ("--workers=2", "--max-cron-threads=2",
-                  f"--db_maxconn_gevent={os.environ.get('CHECK_GEVENT_MAXCONN', '64')}")
+                  f"--db_maxconn_gevent={os.environ.get('CHECK_GEVENT_MAXCONN', '40')}")
 STREAM_TIMEOUT = 300.0
 SPAWN_GAP = 0.01
 QUIET_CHATS = 16                   # case L-2's streams

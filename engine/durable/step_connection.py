@@ -70,8 +70,8 @@ def gate_size() -> int:
     gevent server runs Python on one core, so a few runs working at once
     keep it busy; more would only hold connections while they wait for the
     core. The rest of the pool is the requests' (every request of the
-    gevent server takes one from it, and a request finding it empty
-    answers 500: ``sql_db.ConnectionPool.borrow`` does not wait)."""
+    gevent server takes one from it; there a request finding it full waits,
+    engine/durable/pool_wait.py, elsewhere it answers 500)."""
     try:
         configured = int(config.get("agentic_ai_run_connections") or 0)
     except (TypeError, ValueError):  # not a number: the default, rather than no run at all
