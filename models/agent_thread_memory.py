@@ -7,7 +7,7 @@ import logging
 from odoo import api, fields, models
 from odoo.tools import SQL
 
-from ..engine.durable import durability
+from ..engine.durable import durability, step_commit
 from ..engine.memory_manager import CRON_XMLID, MemoryManager, summary_key
 
 _logger = logging.getLogger(__name__)
@@ -47,6 +47,12 @@ class AgenticAiThread(models.Model):
         threads = self.sudo().search([("memory_pending", "=", True)], order="id", limit=limit + 1)
         cr = self.env.cr
         for thread in threads[:limit]:
+            if durability.can_commit(cr):
+                # A fresh transaction whose first statement locks the row, retried on a fresh snapshot when a run's
+                # step changed it meanwhile (Odoo's retry rules): the mark is never refused by a concurrent run.
+                cr.commit()
+                if step_commit.lock_row(cr, thread._table, thread.id) is None:
+                    continue  # deleted meanwhile
             # SQL: the conversation's write date (its place in the sidebar) stays as it is.
             cr.execute(SQL("UPDATE agentic_ai_thread SET memory_pending = false WHERE id = %s", thread.id))
             thread.invalidate_recordset(["memory_pending"])
