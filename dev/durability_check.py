@@ -20,6 +20,13 @@ scripted LLM server in this process.
    work?" reaches the model with exactly one result per call id, and
    ``odoo_write`` never ran (no ``tool_execution`` log row, the partner
    unchanged).
+5. A conflict inside a tool call (issue 26 point 3): on another thread,
+   ``odoo_write`` renames the partner while this process holds the row
+   with an UPDATE of its own; once the worker waits for it, this process
+   commits. Under REPEATABLE READ the worker's UPDATE then fails with a
+   serialization failure: the step is rolled back and run again on a fresh
+   snapshot, so the run completes, the call has one successful result and
+   one ``tool_execution`` row, and both changes are kept.
 
 Usage: ``python dev/durability_check.py DB`` with dev/env.sh's environment
 (``bash dev/durability_check.sh`` makes the database, a copy of the test
@@ -43,11 +50,13 @@ sys.path.insert(0, str(ROOT))
 
 from dev.odoo_process import OdooServer, RPCError, odoo_shell, rpc  # noqa: E402 - after the path is set
 from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
-from dev.scripted_llm.scenario import last_user_contains  # noqa: E402
+from dev.scripted_llm.scenario import last_user_contains, tool_result_for  # noqa: E402
 
 SERVER_OPTIONS = ("--workers=2",)  # prefork, as in production: the request runs in a worker process
 WAIT_SECONDS = 30                  # longest wait for the worker to block, and for its session to end
 NEW_NAME = "Renamed by the agent"
+CONFLICT_NAME = "Renamed again by the agent"
+CONFLICT_COMMENT = "changed by another user meanwhile"
 UNKNOWN = "[OUTCOME UNKNOWN]"
 SECOND_SEND_SECONDS = 5            # a refusal, not a wait: the run holds the thread for as long as the tool blocks
 
@@ -89,6 +98,10 @@ def script(scenario: Scenario, partner_id: int) -> None:
         last_user_contains("rename the partner"))
     scenario.add({"content": "I will check the partner before doing anything again."},
                  last_user_contains("did it work"))
+    scenario.add({"tool_calls": [{"id": "call_rename_2", "name": "odoo_write", "arguments": {
+        "model": "res.partner", "record_ids": [partner_id], "values": {"name": CONFLICT_NAME}}}]},
+        last_user_contains("rename it once more"))
+    scenario.add({"content": "Renamed."}, tool_result_for("odoo_write"))
 
 
 class Check:
@@ -159,6 +172,43 @@ class Check:
         client = self.start_server()
         step("server restarted")
         self.check_after_restart(client, thread_id, partner_id, partner_name)
+        self.check_conflict_retried(client, prep["conflict_thread_id"], partner_id)
+
+    def check_conflict_retried(self, client: httpx.Client, thread_id: int, partner_id: int) -> None:
+        """Step 5 of the module docstring."""
+        query(self.locker, "UPDATE res_partner SET comment = %s WHERE id = %s RETURNING id",
+              [CONFLICT_COMMENT, partner_id])
+        answer = {}
+
+        def send():
+            try:
+                answer["value"] = rpc(client, "/agentic_ai/chat/send",
+                                      {"thread_id": thread_id, "message": "Please rename it once more."})
+            except (httpx.HTTPError, RPCError, ValueError) as error:
+                answer["error"] = error
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        lock_pid = self.locker.get_backend_pid()
+        wait_for(lambda: query(self.probe, "SELECT pid FROM pg_stat_activity WHERE datname = %s AND "
+                               "wait_event_type = 'Lock' AND %s = ANY(pg_blocking_pids(pid))",
+                               [self.db, lock_pid]), "the worker to wait for the partner changed by another user")
+        self.locker.commit()  # the worker's UPDATE now meets a row changed after its snapshot
+        sender.join(WAIT_SECONDS)
+        expect("value" in answer, f"chat/send of the conflicting rename failed: {answer.get('error')}")
+        expect(answer["value"]["result"]["state"] == "completed", f"the conflicting rename ended {answer['value']}")
+        results = query(self.probe, "SELECT tool_status, content FROM agentic_ai_thread_message WHERE thread_id = %s "
+                                    "AND role = 'tool_result'", [thread_id])
+        expect(len(results) == 1 and results[0][0] == "done", f"the call's results: {results}")
+        logs = query(self.probe, "SELECT success FROM agentic_ai_execution_log WHERE thread_id = %s "
+                                 "AND action_type = 'tool_execution'", [thread_id])
+        expect(logs == [(True,)], f"tool_execution rows of the conflicting rename: {logs}")
+        name, comment = query(self.probe, "SELECT name, comment FROM res_partner WHERE id = %s", [partner_id])[0]
+        expect((name, comment) == (CONFLICT_NAME, CONFLICT_COMMENT),
+               f"the partner is {(name, comment)!r}: a change was lost")
+        met = Path(self.server.log_path).read_text(errors="replace").count("could not serialize access")
+        expect(met >= 1, "the server's log shows no serialization failure: the conflict was not met")
+        step(f"a serialization failure inside odoo_write ({met} in the server's log): the step was tried again; "
+             "completed, one successful result and one tool_execution row, both changes kept")
 
     def check_second_send_refused(self, thread_id: int) -> None:
         """Issue 23 point 7: ``chat/send`` on a thread whose run is in

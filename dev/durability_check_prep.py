@@ -1,8 +1,8 @@
 """Fed to ``odoo shell`` by dev/durability_check.py: points the default
 agent at the scripted LLM (``CHECK_LLM_URL``) without confirmations,
-creates the partner the scripted model will rename and a thread of the
+creates the partner the scripted model will rename and two threads of the
 administrator, commits, and prints ``PREP {"thread_id", "partner_id",
-"partner_name"}``."""
+"partner_name", "conflict_thread_id"}``."""
 import json
 import os
 
@@ -19,5 +19,7 @@ if agent.state != "active":
 env["ir.config_parameter"].set_param("agentic_ai.run_lease_seconds", str(os.environ.get("CHECK_LEASE_SECONDS", "3")))
 partner = env["res.partner"].create({"name": "Durability Check Partner"})
 thread = agent.with_user(admin).start_thread(name="durability check")
+conflict = agent.with_user(admin).start_thread(name="durability check: a conflict inside a tool call")
 env.cr.commit()
-print("PREP " + json.dumps({"thread_id": thread.id, "partner_id": partner.id, "partner_name": partner.name}))
+print("PREP " + json.dumps({"thread_id": thread.id, "partner_id": partner.id, "partner_name": partner.name,
+                            "conflict_thread_id": conflict.id}))

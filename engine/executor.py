@@ -39,6 +39,7 @@ import psycopg2
 
 from odoo import Command
 from odoo.exceptions import UserError
+from odoo.service.model import PG_CONCURRENCY_EXCEPTIONS_TO_RETRY
 from odoo.tools.safe_eval import safe_eval
 
 from ..llm import ToolCall
@@ -49,6 +50,7 @@ from ..tools.untrusted import collecting, note_prose_values
 from ..tools.values.json_values import dumps
 from ..tools.values.sensitive_fields import CONTEXT_KEY, MASK, carries_mask
 from .durable.audit import AuditTrail
+from .durable.step_commit import StepConflict
 from .guard.confirmation import call_key
 from .guard.confirmation_preview import UNREADABLE, describe_call, record_names
 from .guard.operation_guard import (
@@ -133,14 +135,20 @@ class Executor:
         self.audit = audit or AuditTrail(thread)
 
     def execute_call(self, call: ToolCall, finish_reason: str = "", untrusted: tuple[str, ...] = (),
-                     rejected: frozenset[str] = frozenset(), provenance=None) -> ExecutionResult:
+                     rejected: frozenset[str] = frozenset(), provenance=None,
+                     raise_conflicts: bool = False) -> ExecutionResult:
         """Run a call as the model sent it. A call that cannot be run (a
         name or arguments the model got wrong) gets an error result naming
         the problem, and is logged like any other. ``untrusted``: where the
         free text from records the model has seen so far came from;
         ``rejected``: the ``call_key`` of the calls the user rejected in
         this turn, refused again without asking; ``provenance`` where the
-        conversation's values came from (engine/guard/provenance.py)."""
+        conversation's values came from (engine/guard/provenance.py);
+        ``raise_conflicts``: a serialization failure, deadlock or lock
+        refusal inside the tool raises ``step_commit.StepConflict`` (the
+        call rolled back to its savepoint, nothing logged) instead of
+        becoming the call's error, for a caller that retries the step on a
+        fresh snapshot (``AgentRuntime._run_call``)."""
         if call.parse_error and call.parse_error.startswith("invalid tool name"):
             error = f"{call.parse_error}; call only: {', '.join(sorted(self.context.tools))}"
         elif call.parse_error:
@@ -149,21 +157,22 @@ class Executor:
             error = f"the arguments of {call.name} are not valid JSON, nothing was run: {call.parse_error}.{cut}"
         else:
             return self.execute(call.name, call.arguments, tool_call_id=call.id, untrusted=untrusted,
-                                rejected=rejected, provenance=provenance)
+                                rejected=rejected, provenance=provenance, raise_conflicts=raise_conflicts)
         return self._record(call.name, call.raw_arguments or call.arguments, (), time.monotonic(),
                             ExecutionResult(False, error=error), call.id)
 
     def execute(self, tool_name: str, params, *, confirmed: bool = False, tool_call_id: str = "",
                 untrusted: tuple[str, ...] = (), rejected: frozenset[str] = frozenset(),
-                approved_operations: tuple[dict, ...] = (), provenance=None) -> ExecutionResult:
+                approved_operations: tuple[dict, ...] = (), provenance=None,
+                raise_conflicts: bool = False) -> ExecutionResult:
         """Run tool ``tool_name`` of the run with ``params``. ``confirmed``
         means the user approved this very call, so the confirmation gate is
         skipped and the ORM operations the call declares are approved, as
         are ``approved_operations`` (signatures, engine/guard/operation_guard.py:
         the operations met inside the tool that the user was shown);
         ``tool_call_id`` links the log row to the transcript;
-        ``untrusted``, ``rejected`` and ``provenance`` as for
-        ``execute_call``. A call that
+        ``untrusted``, ``rejected``, ``provenance`` and ``raise_conflicts``
+        as for ``execute_call``. A call that
         needs confirmation is not run and not logged (the thread logs the
         request)."""
         started = time.monotonic()
@@ -222,6 +231,8 @@ class Executor:
             result = ExecutionResult(True, data=data, untrusted=tuple(sources))
             snapshot = _fitted(operations.snapshots, operations.snapshot_overflow)
         except Exception as exc:
+            if raise_conflicts and isinstance(exc, PG_CONCURRENCY_EXCEPTIONS_TO_RETRY) and not operations.refusals:
+                raise StepConflict(tool_name, exc) from exc  # rolled back to the savepoint; the step is tried again
             if operations.confirmations and not operations.refusals:  # rolled back; ask, then run it again
                 return self._ask(operations.confirmations[0], "configuration", params, operations.pending or {},
                                  (*approved, operations.pending_signature))

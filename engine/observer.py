@@ -17,6 +17,13 @@ _ERROR_HINTS = (
     ("match", "Ask the user which record is meant, or use the id."),
 )
 
+#: PostgreSQL's words for a concurrent transaction (serialization failure, deadlock, lock refused): a call that
+#: met one was rolled back after its step's tries (AgentRuntime._run_call); no other hint applies ("could not
+#: serialize access" is no access right).
+_CONCURRENCY_NEEDLES = ("could not serialize", "deadlock detected", "could not obtain lock", "lock not available")
+_CONCURRENCY_HINT = ("Other users changed the same records at the same time, and this call was rolled back after "
+                     "several tries; call it again once, or tell the user.")
+
 
 class Observer:
     """Formats results; stateless."""
@@ -38,7 +45,10 @@ class Observer:
     def _error(self, tool_name: str, error: str) -> str:
         text = f"Error from {tool_name}: {error}"
         lowered = error.lower()
-        hints = [hint for needle, hint in _ERROR_HINTS if needle in lowered]
+        if any(needle in lowered for needle in _CONCURRENCY_NEEDLES):
+            hints = [_CONCURRENCY_HINT]
+        else:
+            hints = [hint for needle, hint in _ERROR_HINTS if needle in lowered]
         if hints:
             text += "\nHint: " + " ".join(hints[:2])
         return text

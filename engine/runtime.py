@@ -16,16 +16,19 @@ transcript is the state) and to the execution log."""
 from __future__ import annotations
 
 import logging
+import random
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 
 from odoo.exceptions import LockError
 from odoo.http import request as http_request
+from odoo.service.model import MAX_TRIES_ON_CONCURRENCY_FAILURE
 
 from ..llm import TokenTracker
 from .durable import durability, run_lease, step_commit, step_connection
 from .durable.audit import AuditTrail
-from .executor import Executor
+from .executor import ExecutionResult, Executor
 from .guard.confirmation import ConfirmationRequest
 from .guard.provenance import Provenance, field_info_of
 from .guard.rate_limits import WindowUsage
@@ -301,8 +304,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                     raise self.repeats.stop(call)
                 continue
             self.tool_call_count += 1
-            result = self.executor.execute_call(call, finish_reason, untrusted=tuple(self.transcript.untrusted),
-                                                rejected=rejected, provenance=self.transcript.provenance)
+            result = self._run_call(call, finish_reason, rejected)
             if result.confirmation_needed:
                 request = self._pause(call.id, call.name, result)
                 for later in calls[index + 1:]:
@@ -314,6 +316,33 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                                             success=result.success, data=result.data, untrusted=result.untrusted)
             self._checkpoint()
         return None
+
+    def _run_call(self, call, finish_reason: str, rejected) -> ExecutionResult:
+        """Execute one call; in a durable run, a concurrency failure inside
+        the tool (``step_commit.StepConflict``: a serialization failure, a
+        deadlock, a lock refused) rolls the step back and runs the call again
+        on a fresh snapshot, the thread's row locked again first, with Odoo's
+        retry rules (at most ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries, a
+        random wait doubling each time); the last try's failure becomes the
+        call's result, as any error. The step holds only this call: the
+        previous one (or the model's answer) was committed before it
+        (issue 26 point 3)."""
+        for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
+            try:
+                return self.executor.execute_call(
+                    call, finish_reason, untrusted=tuple(self.transcript.untrusted), rejected=rejected,
+                    provenance=self.transcript.provenance,
+                    raise_conflicts=self.durable and tryno < MAX_TRIES_ON_CONCURRENCY_FAILURE)
+            except step_commit.StepConflict as conflict:
+                self.env.cr.rollback()
+                self.env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
+                wait = random.uniform(0.0, step_commit.FIRST_WAIT * 2 ** tryno)
+                _logger.info("%s in %s (conversation %s), %s tries left, run again in %.3f s",
+                             type(conflict.args[1]).__name__, call.name, self.thread.id,
+                             MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
+                time.sleep(wait)
+                self._lock_thread_row(retry=True)
+        raise RuntimeError("unreachable")
 
     # -------------------------------------------------------------- LLM calls
     def _limit_before_llm(self) -> None:

@@ -401,6 +401,10 @@ class TestToolExecution(ToolCase):
         error = observer.observe("odoo_write",
                                  ExecutionResult(False, error="Record does not exist or has been deleted."))
         self.assertIn("Hint:", error)
+        conflict = observer.observe("odoo_write", ExecutionResult(False, error=(
+            "SerializationFailure: could not serialize access due to concurrent update")))
+        self.assertIn("at the same time", conflict)
+        self.assertNotIn("access rights", conflict, "a serialization failure is no missing access right")
         long = observer.observe("t", ExecutionResult(True, "x" * 10000))
         self.assertLessEqual(len(long), MAX_CHARS + 120)
         self.assertIn(f"[truncated: showed {MAX_CHARS} of 10000 characters;", long)

@@ -39,6 +39,16 @@ _logger = logging.getLogger(__name__)
 FIRST_WAIT = 0.05
 
 
+class StepConflict(Exception):
+    """A tool call of a durable step met a concurrent transaction: a
+    serialization failure, a deadlock or a lock refused (Odoo's
+    ``PG_CONCURRENCY_EXCEPTIONS_TO_RETRY``). The call was rolled back to its
+    savepoint; under REPEATABLE READ the step's snapshot would meet the
+    same row again, so the runtime rolls the step back and runs the call
+    again on a fresh snapshot (``AgentRuntime._run_call``). ``args``:
+    ``(tool_name, the psycopg2 error)``."""
+
+
 def commit_step(cr, xid: str | None = None) -> None:
     """Commit ``cr``'s transaction; a post-commit hook that fails cannot undo it.
 
