@@ -16,8 +16,6 @@ transcript is the state) and to the execution log."""
 from __future__ import annotations
 
 import logging
-import random
-import time
 from collections.abc import Callable
 from contextlib import contextmanager
 
@@ -327,22 +325,19 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         call's result, as any error. The step holds only this call: the
         previous one (or the model's answer) was committed before it
         (issue 26 point 3)."""
-        for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
-            try:
-                return self.executor.execute_call(
-                    call, finish_reason, untrusted=tuple(self.transcript.untrusted), rejected=rejected,
-                    provenance=self.transcript.provenance,
-                    raise_conflicts=self.durable and tryno < MAX_TRIES_ON_CONCURRENCY_FAILURE)
-            except step_commit.StepConflict as conflict:
-                self.env.cr.rollback()
-                self.env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
-                wait = random.uniform(0.0, step_commit.FIRST_WAIT * 2 ** tryno)
-                _logger.info("%s in %s (conversation %s), %s tries left, run again in %.3f s",
-                             type(conflict.args[1]).__name__, call.name, self.thread.id,
-                             MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
-                time.sleep(wait)
-                self._lock_thread_row(retry=True)
-        raise RuntimeError("unreachable")
+        def attempt(tryno):
+            if tryno > 1:
+                self._lock_thread_row(retry=True)  # the step's transaction begins again, as every step's
+            return self.executor.execute_call(
+                call, finish_reason, untrusted=tuple(self.transcript.untrusted), rejected=rejected,
+                provenance=self.transcript.provenance,
+                raise_conflicts=self.durable and tryno < MAX_TRIES_ON_CONCURRENCY_FAILURE)
+
+        def undo(_conflict):
+            self.env.cr.rollback()
+            self.env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
+        return step_commit.retry_conflicts(attempt, f"in {call.name} (conversation {self.thread.id})", undo,
+                                           errors=step_commit.StepConflict)
 
     # -------------------------------------------------------------- LLM calls
     def _limit_before_llm(self) -> None:

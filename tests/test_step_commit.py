@@ -112,9 +112,12 @@ class TestStepCommit(TransactionCase):
         outcome = self.concurrent_update(locked)
         self.assertEqual(outcome, {"value": 1}, "the lock was taken on a snapshot that sees the other commit")
 
-    def test_an_opening_refused_by_a_concurrent_change_is_run_again(self):
-        calls = []
-
+    @staticmethod
+    def opening(thread_id, calls):
+        """An opening of ``thread_id``'s run through ``retry_opening`` whose
+        run takes its snapshot before the other session's commit and then
+        locks the probe's row (refused the first time); each try is counted
+        in ``calls``."""
         def opening(env):
             cr = env.cr
 
@@ -123,8 +126,12 @@ class TestStepCommit(TransactionCase):
                 cr.execute("SELECT 1")
                 cr.execute(f"SELECT id FROM {PROBE} WHERE id = 1 FOR NO KEY UPDATE")
                 return "opened"
-            return step_commit.retry_opening(env, 0, run)
-        outcome = self.concurrent_update(opening)
+            return step_commit.retry_opening(env, thread_id, run)
+        return opening
+
+    def test_an_opening_refused_by_a_concurrent_change_is_run_again(self):
+        calls = []
+        outcome = self.concurrent_update(self.opening(0, calls))
         self.assertEqual(outcome, {"value": "opened"})
         self.assertEqual(len(calls), 2, "refused once, opened on the second try")
 
@@ -146,14 +153,5 @@ class TestStepCommit(TransactionCase):
                 api.Environment(cleanup, SUPERUSER_ID, {})["agentic.ai.thread"].browse(thread_id).unlink()
         self.addCleanup(remove)
         calls = []
-
-        def opening(env):
-            cr = env.cr
-
-            def run():
-                calls.append(1)
-                cr.execute("SELECT 1")
-                cr.execute(f"SELECT id FROM {PROBE} WHERE id = 1 FOR NO KEY UPDATE")
-            return step_commit.retry_opening(env, thread_id, run)
-        self.assertIsInstance(self.concurrent_update(opening).get("error"), LockError)
+        self.assertIsInstance(self.concurrent_update(self.opening(thread_id, calls)).get("error"), LockError)
         self.assertEqual(len(calls), 1, "not run a second time")

@@ -120,6 +120,29 @@ def transaction_began(cr, xid: str, now, forget) -> str:
     return xid
 
 
+def retry_conflicts(attempt, what: str, undo, errors=PG_CONCURRENCY_EXCEPTIONS_TO_RETRY):
+    """Odoo's retry rules (``odoo.service.model.retrying``) for one piece of
+    a transaction: return ``attempt(tryno)`` (tryno 1, 2, ...); when it
+    raises one of ``errors``, call ``undo(exc)`` (roll the transaction back;
+    it may raise instead, to stop), then, within
+    ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries, wait a random time of at
+    most ``FIRST_WAIT * 2 ** tryno`` seconds (logged with ``what``) and try
+    again. The last try's error is raised after its ``undo``."""
+    for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
+        try:
+            return attempt(tryno)
+        except errors as exc:
+            undo(exc)
+            if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE:
+                raise
+            wait = random.uniform(0.0, FIRST_WAIT * 2 ** tryno)
+            cause = exc.args[1] if isinstance(exc, StepConflict) else exc
+            _logger.info("%s %s, %s tries left, try again in %.3f s", type(cause).__name__, what,
+                         MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
+            time.sleep(wait)
+    raise RuntimeError("unreachable")
+
+
 def lock_row(cr, table: str, row_id: int, retry: bool = True, columns: tuple[str, ...] = ("id",)) -> tuple | None:
     """``SELECT columns ... FOR NO KEY UPDATE`` the row ``row_id`` of
     ``table`` and return its values (None: no such row); with ``retry``, as
@@ -131,21 +154,13 @@ def lock_row(cr, table: str, row_id: int, retry: bool = True, columns: tuple[str
     one after ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries with it.
     """
     query = f'SELECT {", ".join(columns)} FROM "{table}" WHERE id = %s FOR NO KEY UPDATE'
-    for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
-        try:
-            cr.execute(query, [row_id], log_exceptions=False)  # a refusal is expected here, not a bad query
-            return cr.fetchone()
-        except PG_CONCURRENCY_EXCEPTIONS_TO_RETRY as exc:
-            if not retry:
-                raise
-            cr.rollback()
-            if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE:
-                raise
-            wait = random.uniform(0.0, FIRST_WAIT * 2 ** tryno)
-            _logger.info("%s locking %s %s, %s tries left, try again in %.3f s", type(exc).__name__, table,
-                         row_id, MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
-            time.sleep(wait)
-    raise RuntimeError("unreachable")
+
+    def lock(_tryno):
+        cr.execute(query, [row_id], log_exceptions=False)  # a refusal is expected here, not a bad query
+        return cr.fetchone()
+    if not retry:
+        return lock(1)
+    return retry_conflicts(lock, f"locking {table} {row_id}", lambda _exc: cr.rollback())
 
 
 def retry_opening(env, thread_id: int, run):
@@ -156,24 +171,15 @@ def retry_opening(env, thread_id: int, run):
     thread's row changed under this run's first lock) makes it raise
     ``LockError``, as a request that finds the thread busy; otherwise (the
     memory consolidation changed the row) ``run()`` is called again, within
-    Odoo's tries.
+    Odoo's tries (``retry_conflicts``).
 
     What reaches here happened before the run committed anything of its
     own: from its first commit on, the runtime ends the run itself on any
     error (``AgentRuntime._guarded``), so the run is never opened twice.
     """
-    for tryno in range(1, MAX_TRIES_ON_CONCURRENCY_FAILURE + 1):
-        try:
-            return run()
-        except PG_CONCURRENCY_EXCEPTIONS_TO_RETRY as exc:
-            env.cr.rollback()
-            env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
-            if run_lease.alive(env.cr, thread_id):
-                raise LockError(env._("This conversation is already being processed.")) from None
-            if tryno == MAX_TRIES_ON_CONCURRENCY_FAILURE:
-                raise
-            wait = random.uniform(0.0, FIRST_WAIT * 2 ** tryno)
-            _logger.info("%s opening the run of conversation %s, %s tries left, try again in %.3f s",
-                         type(exc).__name__, thread_id, MAX_TRIES_ON_CONCURRENCY_FAILURE - tryno, wait)
-            time.sleep(wait)
-    raise RuntimeError("unreachable")
+    def undo(_exc):
+        env.cr.rollback()
+        env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
+        if run_lease.alive(env.cr, thread_id):
+            raise LockError(env._("This conversation is already being processed.")) from None
+    return retry_conflicts(lambda _tryno: run(), f"opening the run of conversation {thread_id}", undo)
