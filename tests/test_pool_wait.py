@@ -21,25 +21,42 @@ class TestPoolWait(TransactionCase):
         self.addCleanup(pool.close_all)
         return pool, sql_db.connection_info_for(self.env.cr.dbname)[1]
 
-    def test_a_full_pool_is_asked_again_until_a_connection_comes_back(self):
+    def test_a_waiting_borrow_is_woken_by_the_connection_given_back(self):
         pool, info = self.pool()
         held = pool.borrow(info)
         with self.assertRaises(PoolError, msg="Odoo's own pool does not wait"):
             pool.borrow(info)
-        threading.Timer(0.3, pool.give_back, [held]).start()
+        give_back = pool_wait.notifying(sql_db.ConnectionPool.give_back)
+        threading.Timer(0.3, give_back, [pool, held]).start()
         started = time.monotonic()
-        again = pool_wait.waiting(sql_db.ConnectionPool.borrow, seconds=10)(pool, info)
-        self.assertGreater(time.monotonic() - started, 0.2, "it waited for the connection to come back")
+        self.patch(pool_wait, "report", pool_wait.WaitReport())  # a report period of this test's own
+        again = pool_wait.waiting(sql_db.ConnectionPool.borrow, seconds=10, poll=8)(pool, info)
+        waited = time.monotonic() - started
+        self.assertGreater(waited, 0.2, "it waited for the connection to come back")
+        self.assertLess(waited, 4, "the connection given back woke it, long before its next ask")
         self.assertIs(again, held, "the connection given back is the one taken")
+        self.assertEqual(pool_wait.report.waited, 1, "the wait is counted for the next warning")
+        self.assertGreater(pool_wait.report.longest, 0.2)
+        give_back(pool, again)
+
+    def test_a_connection_freed_without_a_wake_is_found_by_the_next_ask(self):
+        pool, info = self.pool()
+        held = pool.borrow(info)
+        threading.Timer(0.3, pool.give_back, [held]).start()  # Odoo's own give_back: nobody is woken
+        again = pool_wait.waiting(sql_db.ConnectionPool.borrow, seconds=10, poll=0.1)(pool, info)
+        self.assertIs(again, held)
         pool.give_back(again)
 
     def test_a_pool_that_stays_full_still_raises_after_the_wait(self):
         pool, info = self.pool()
         held = pool.borrow(info)
+        self.patch(pool_wait, "report", pool_wait.WaitReport())
         started = time.monotonic()
-        with self.assertRaises(PoolError):
+        with self.assertRaises(PoolError), self.assertLogs(pool_wait.__name__, "WARNING") as logs:
             pool_wait.waiting(sql_db.ConnectionPool.borrow, seconds=0.2)(pool, info)
         self.assertGreaterEqual(time.monotonic() - started, 0.2)
+        self.assertIn("1 requests waited for a database connection", logs.output[-1])
+        self.assertIn("1 gave up", logs.output[-1])
         pool.give_back(held)
 
     def test_only_the_gevent_server_waits(self):

@@ -11,13 +11,16 @@ arrives, so a burst (200 people opening a stream within two seconds, each
 request a few milliseconds of SQL) can have more requests in flight than
 the pool holds, and some of them answered 500 before they did anything.
 
-``install()``, on the gevent server only, has the pool ask again while it
-is full, every ``RETRY_SECONDS``, for at most ``WAIT_SECONDS``, then raise
-``PoolError`` as before. A greenlet that waits holds nothing (the pool's
-lock is taken only inside each ask) and yields to the others, so the
-request goes on as soon as any request or run gives a connection back.
-The HTTP workers and the threaded server keep Odoo's behaviour: they
-serve a bounded number of requests at once.
+``install()``, on the gevent server only, has a borrow that finds the pool
+full wait until a connection is given back to that pool (``give_back``
+wakes one waiter), asked again at least every ``POLL_SECONDS`` (a leaked
+connection is freed only by a borrow), for at most ``WAIT_SECONDS``; then
+Odoo's ``PoolError`` is raised as before. A waiting greenlet holds nothing
+and costs nothing until it is woken. How often requests waited is logged
+as a warning at most once every ``REPORT_SECONDS``: a gevent pool that is
+often full is smaller than the requests the process serves at once.
+The HTTP workers and the threaded server keep Odoo's behaviour: they serve
+a bounded number of requests at once.
 
 What the wait does not change: PostgreSQL's ``max_connections`` must
 still hold both of the gevent process's pools (Odoo 19 keeps a read-only
@@ -27,46 +30,134 @@ README's "What the gevent server needs".
 from __future__ import annotations
 
 import functools
+import logging
+import threading
 import time
+import weakref
 
 from psycopg2.pool import PoolError
 
 import odoo
 from odoo import sql_db
 
+_logger = logging.getLogger(__name__)
+
 WAIT_SECONDS = 30.0      # longest wait of one borrow before Odoo's PoolError is raised
-RETRY_SECONDS = 0.02     # between two asks of a full pool
+POLL_SECONDS = 0.5       # longest sleep between two asks while no connection is given back
+REPORT_SECONDS = 10.0    # at most one warning about waits in this time
 
 
-def waiting(borrow, seconds: float = WAIT_SECONDS, retry: float = RETRY_SECONDS):
+class _Returns:
+    """The connections given back to one pool: a count, and the condition
+    its waiters sleep on. On the gevent server ``threading`` is gevent's
+    (Odoo monkey-patches the process), so a wait is a greenlet's."""
+
+    def __init__(self):
+        self.count = 0
+        self.condition = threading.Condition()
+
+    def given_back(self):
+        with self.condition:
+            self.count += 1
+            self.condition.notify()
+
+
+class WaitReport:
+    """Borrows that waited since the last warning: how many, the longest
+    wait (seconds) and how many gave up with ``PoolError``; logged as one
+    warning at most every ``REPORT_SECONDS`` (``record``)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.waited = self.gave_up = 0
+        self.longest = 0.0
+        self._since = time.monotonic()
+
+    def record(self, seconds: float, pool, gave_up: bool) -> None:
+        with self._lock:
+            self.waited += 1
+            self.gave_up += gave_up
+            self.longest = max(self.longest, seconds)
+            now = time.monotonic()
+            if now - self._since < REPORT_SECONDS and not gave_up:
+                return
+            waited, failed, longest, since = self.waited, self.gave_up, self.longest, self._since
+            self.waited = self.gave_up = 0
+            self.longest, self._since = 0.0, now
+        _logger.warning("%d requests waited for a database connection in the last %.0f s (longest %.0f ms, %d "
+                        "gave up), %r: db_maxconn_gevent is smaller than the requests this process serves at once",
+                        waited, now - since, longest * 1000, failed, pool)
+
+
+_returns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_returns_lock = threading.Lock()
+report = WaitReport()
+
+
+def _returns_of(pool) -> _Returns:
+    with _returns_lock:
+        returns = _returns.get(pool)
+        if returns is None:
+            returns = _returns[pool] = _Returns()
+        return returns
+
+
+def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
     """``borrow`` (Odoo's ``ConnectionPool.borrow(self, connection_info)``)
-    asked again while it raises ``PoolError``, for at most ``seconds``; the
-    last ``PoolError`` is raised after that. Any other error is raised at
-    once."""
+    asked again while it raises ``PoolError``: after each connection given
+    back to the pool through ``notifying(give_back)``, and at least every
+    ``poll`` seconds, for at most ``seconds``; the last ``PoolError`` is
+    raised after that. Any other error is raised at once."""
     @functools.wraps(borrow)
     def borrow_waiting(pool, connection_info):
-        deadline = None
+        returns = _returns_of(pool)
+        seen = returns.count
+        try:
+            return borrow(pool, connection_info)
+        except PoolError:
+            pass
+        started = time.monotonic()
+        deadline = started + seconds
         while True:
+            with returns.condition:
+                if returns.count == seen:  # nothing came back since the last ask: sleep until something does
+                    returns.condition.wait(max(0.0, min(poll, deadline - time.monotonic())))
+                seen = returns.count
             try:
-                return borrow(pool, connection_info)
+                connection = borrow(pool, connection_info)
             except PoolError:
-                now = time.monotonic()
-                deadline = deadline or now + seconds
-                if now >= deadline:
+                if time.monotonic() >= deadline:
+                    report.record(time.monotonic() - started, pool, gave_up=True)
                     raise
-                time.sleep(retry)  # gevent's sleep on the gevent server: the other greenlets run meanwhile
+                continue
+            report.record(time.monotonic() - started, pool, gave_up=False)
+            return connection
     borrow_waiting.agentic_ai_waits = True
     return borrow_waiting
 
 
+def notifying(give_back):
+    """``give_back`` (Odoo's ``ConnectionPool.give_back(self, connection,
+    keep_in_pool=True)``) that then wakes one borrow waiting on that pool."""
+    @functools.wraps(give_back)
+    def give_back_notifying(pool, connection, keep_in_pool=True):
+        try:
+            return give_back(pool, connection, keep_in_pool)
+        finally:
+            _returns_of(pool).given_back()
+    give_back_notifying.agentic_ai_waits = True
+    return give_back_notifying
+
+
 def install() -> bool:
     """On the gevent server (``odoo.evented``), make Odoo's pools wait for a
-    connection (``waiting``); once per process. Returns whether the pools
-    wait now."""
-    borrow = sql_db.ConnectionPool.borrow
-    if getattr(borrow, "agentic_ai_waits", False):
+    connection (``waiting``, ``notifying``); once per process. Returns
+    whether the pools wait now."""
+    pool = sql_db.ConnectionPool
+    if getattr(pool.borrow, "agentic_ai_waits", False):
         return True
     if not getattr(odoo, "evented", False):
         return False
-    sql_db.ConnectionPool.borrow = waiting(borrow)
+    pool.give_back = notifying(pool.give_back)
+    pool.borrow = waiting(pool.borrow)
     return True
