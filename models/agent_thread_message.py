@@ -4,6 +4,7 @@ from urllib.parse import urlsplit
 from odoo import api, fields, models
 from odoo.http import request
 
+from ..engine.durable.off_loop import off_loop
 from ..engine.text.markdown_render import render_markdown
 from ..tools.values.json_values import json_rows
 
@@ -74,12 +75,18 @@ class AgenticAiThreadMessage(models.Model):
 
     @api.depends("role", "content")
     def _compute_content_html(self):
+        template = self.env._("Load image from %s")  # translated here: the rendering may run in another thread
+
         def label(host):
-            return self.env._("Load image from %s", host)
+            try:
+                return template % host
+            except (TypeError, ValueError):  # a translation without its one %s
+                return f"{template} {host}"
 
         hosts = self._local_hosts()
         for message in self:
-            rendered = render_markdown(message.content, label, hosts) if message.role == "assistant" else ""
+            # Long answers take 3-5 ms per KB: off the gevent server's loop (engine/durable/off_loop.py).
+            rendered = off_loop(render_markdown, message.content, label, hosts) if message.role == "assistant" else ""
             message.content_html = rendered or False
 
     @api.model

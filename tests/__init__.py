@@ -32,6 +32,7 @@ from . import test_step_commit
 from . import test_run_lease
 from . import test_step_connection
 from . import test_pool_wait
+from . import test_off_loop
 from . import test_access_matrix
 from . import test_isolation_matrix
 from . import test_streaming
