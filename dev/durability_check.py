@@ -27,6 +27,10 @@ scripted LLM server in this process.
    serialization failure: the step is rolled back and run again on a fresh
    snapshot, so the run completes, the call has one successful result and
    one ``tool_execution`` row, and both changes are kept.
+6. The same conflict inside a call the user approved (a thread whose
+   agent asks before every write): the answer to the question is kept, the
+   approved call meets the other session's change, is run again on a fresh
+   snapshot, and the run completes with both changes kept.
 
 Usage: ``python dev/durability_check.py DB`` with dev/env.sh's environment
 (``bash dev/durability_check.sh`` makes the database, a copy of the test
@@ -57,6 +61,8 @@ WAIT_SECONDS = 30                  # longest wait for the worker to block, and f
 NEW_NAME = "Renamed by the agent"
 CONFLICT_NAME = "Renamed again by the agent"
 CONFLICT_COMMENT = "changed by another user meanwhile"
+APPROVED_NAME = "Renamed with the user's approval"
+APPROVAL_COMMENT = "changed by another user while the approved call ran"
 UNKNOWN = "[OUTCOME UNKNOWN]"
 SECOND_SEND_SECONDS = 5            # a refusal, not a wait: the run holds the thread for as long as the tool blocks
 
@@ -101,7 +107,10 @@ def script(scenario: Scenario, partner_id: int) -> None:
     scenario.add({"tool_calls": [{"id": "call_rename_2", "name": "odoo_write", "arguments": {
         "model": "res.partner", "record_ids": [partner_id], "values": {"name": CONFLICT_NAME}}}]},
         last_user_contains("rename it once more"))
-    scenario.add({"content": "Renamed."}, tool_result_for("odoo_write"))
+    scenario.add({"tool_calls": [{"id": "call_rename_3", "name": "odoo_write", "arguments": {
+        "model": "res.partner", "record_ids": [partner_id], "values": {"name": APPROVED_NAME}}}]},
+        last_user_contains("rename it with my approval"))
+    scenario.add({"content": "Renamed."}, tool_result_for("odoo_write"), uses=None)
 
 
 class Check:
@@ -173,17 +182,38 @@ class Check:
         step("server restarted")
         self.check_after_restart(client, thread_id, partner_id, partner_name)
         self.check_conflict_retried(client, prep["conflict_thread_id"], partner_id)
+        self.check_approved_conflict_retried(client, prep["approval_thread_id"], partner_id)
 
     def check_conflict_retried(self, client: httpx.Client, thread_id: int, partner_id: int) -> None:
         """Step 5 of the module docstring."""
-        query(self.locker, "UPDATE res_partner SET comment = %s WHERE id = %s RETURNING id",
-              [CONFLICT_COMMENT, partner_id])
+        met = self.conflicting(client, partner_id, CONFLICT_COMMENT, "/agentic_ai/chat/send",
+                               {"thread_id": thread_id, "message": "Please rename it once more."})
+        self.check_kept(thread_id, partner_id, CONFLICT_NAME, CONFLICT_COMMENT)
+        step(f"a serialization failure inside odoo_write ({met} in the server's log): the step was tried again; "
+             "completed, one successful result and one tool_execution row, both changes kept")
+
+    def check_approved_conflict_retried(self, client: httpx.Client, thread_id: int, partner_id: int) -> None:
+        """Step 6 of the module docstring."""
+        asked = rpc(client, "/agentic_ai/chat/send", {"thread_id": thread_id,
+                                                      "message": "Please rename it with my approval."})
+        expect(asked["result"]["state"] == "waiting_confirmation", f"the rename did not ask first: {asked['result']}")
+        met = self.conflicting(client, partner_id, APPROVAL_COMMENT, "/agentic_ai/confirm/approve",
+                               {"thread_id": thread_id, "tool_call_id": "call_rename_3"})
+        self.check_kept(thread_id, partner_id, APPROVED_NAME, APPROVAL_COMMENT)
+        step(f"the same conflict inside the approved call ({met} in the server's log in all): tried again, "
+             "completed, one successful result and one tool_execution row, both changes kept")
+
+    def conflicting(self, client: httpx.Client, partner_id: int, comment: str, route: str, params: dict) -> int:
+        """Call ``route`` while this process holds ``partner_id``'s row with an
+        UPDATE of its comment, committed once the worker waits for it; the
+        server log's count of serialization failures afterwards."""
+        before = Path(self.server.log_path).read_text(errors="replace").count("could not serialize access")
+        query(self.locker, "UPDATE res_partner SET comment = %s WHERE id = %s RETURNING id", [comment, partner_id])
         answer = {}
 
         def send():
             try:
-                answer["value"] = rpc(client, "/agentic_ai/chat/send",
-                                      {"thread_id": thread_id, "message": "Please rename it once more."})
+                answer["value"] = rpc(client, route, params)
             except (httpx.HTTPError, RPCError, ValueError) as error:
                 answer["error"] = error
         sender = threading.Thread(target=send, daemon=True)
@@ -194,21 +224,22 @@ class Check:
                                [self.db, lock_pid]), "the worker to wait for the partner changed by another user")
         self.locker.commit()  # the worker's UPDATE now meets a row changed after its snapshot
         sender.join(WAIT_SECONDS)
-        expect("value" in answer, f"chat/send of the conflicting rename failed: {answer.get('error')}")
+        expect("value" in answer, f"{route} of the conflicting rename failed: {answer.get('error')}")
         expect(answer["value"]["result"]["state"] == "completed", f"the conflicting rename ended {answer['value']}")
+        met = Path(self.server.log_path).read_text(errors="replace").count("could not serialize access")
+        expect(met > before, "the server's log shows no new serialization failure: the conflict was not met")
+        return met
+
+    def check_kept(self, thread_id: int, partner_id: int, name: str, comment: str) -> None:
+        """One successful result and one tool_execution row on ``thread_id``; the partner has both changes."""
         results = query(self.probe, "SELECT tool_status, content FROM agentic_ai_thread_message WHERE thread_id = %s "
                                     "AND role = 'tool_result'", [thread_id])
         expect(len(results) == 1 and results[0][0] == "done", f"the call's results: {results}")
         logs = query(self.probe, "SELECT success FROM agentic_ai_execution_log WHERE thread_id = %s "
                                  "AND action_type = 'tool_execution'", [thread_id])
         expect(logs == [(True,)], f"tool_execution rows of the conflicting rename: {logs}")
-        name, comment = query(self.probe, "SELECT name, comment FROM res_partner WHERE id = %s", [partner_id])[0]
-        expect((name, comment) == (CONFLICT_NAME, CONFLICT_COMMENT),
-               f"the partner is {(name, comment)!r}: a change was lost")
-        met = Path(self.server.log_path).read_text(errors="replace").count("could not serialize access")
-        expect(met >= 1, "the server's log shows no serialization failure: the conflict was not met")
-        step(f"a serialization failure inside odoo_write ({met} in the server's log): the step was tried again; "
-             "completed, one successful result and one tool_execution row, both changes kept")
+        found = query(self.probe, "SELECT name, comment FROM res_partner WHERE id = %s", [partner_id])[0]
+        expect(found == (name, comment), f"the partner is {found!r}: a change was lost")
 
     def check_second_send_refused(self, thread_id: int) -> None:
         """Issue 23 point 7: ``chat/send`` on a thread whose run is in

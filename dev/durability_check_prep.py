@@ -1,8 +1,9 @@
 """Fed to ``odoo shell`` by dev/durability_check.py: points the default
 agent at the scripted LLM (``CHECK_LLM_URL``) without confirmations,
-creates the partner the scripted model will rename and two threads of the
-administrator, commits, and prints ``PREP {"thread_id", "partner_id",
-"partner_name", "conflict_thread_id"}``."""
+creates the partner the scripted model will rename, two threads of the
+administrator and a third on a copy of the agent that asks before every
+write, commits, and prints ``PREP {"thread_id", "partner_id",
+"partner_name", "conflict_thread_id", "approval_thread_id"}``."""
 import json
 import os
 
@@ -20,6 +21,11 @@ env["ir.config_parameter"].set_param("agentic_ai.run_lease_seconds", str(os.envi
 partner = env["res.partner"].create({"name": "Durability Check Partner"})
 thread = agent.with_user(admin).start_thread(name="durability check")
 conflict = agent.with_user(admin).start_thread(name="durability check: a conflict inside a tool call")
+asking = agent.copy({"name": "Durability check: asks before every write", "code": "durability_check_asking",
+                     "require_confirmation": "always"})
+if asking.state != "active":
+    asking.action_activate()
+approval = asking.with_user(admin).start_thread(name="durability check: a conflict inside an approved call")
 env.cr.commit()
 print("PREP " + json.dumps({"thread_id": thread.id, "partner_id": partner.id, "partner_name": partner.name,
-                            "conflict_thread_id": conflict.id}))
+                            "conflict_thread_id": conflict.id, "approval_thread_id": approval.id}))

@@ -16,6 +16,7 @@ transcript is the state) and to the execution log."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 
@@ -80,6 +81,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.llm = LLMCaller(self.context, self.audit, self.tracker, retry_delay(self.env), emit=emit,
                              should_stop=self._client_gone, waiting=self._waiting_on_model)
         self.connection_waits: list[float] = []  # seconds each wait for a connection took, after the model's
+        self.lock_waits: list[float] = []  # seconds each lock of the thread's row took (statement, retries)
         # Worded now: it is set while the model streams, when the run has no database connection.
         self._gone_reason = self.env._(
             "the reply stopped being followed (Stop pressed, the page closed or the connection lost)")
@@ -316,27 +318,32 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         return None
 
     def _run_call(self, call, finish_reason: str, rejected) -> ExecutionResult:
-        """Execute one call; in a durable run, a concurrency failure inside
-        the tool (``step_commit.StepConflict``: a serialization failure, a
-        deadlock, a lock refused) rolls the step back and runs the call again
-        on a fresh snapshot, the thread's row locked again first, with Odoo's
-        retry rules (at most ``MAX_TRIES_ON_CONCURRENCY_FAILURE`` tries, a
-        random wait doubling each time); the last try's failure becomes the
-        call's result, as any error. The step holds only this call: the
-        previous one (or the model's answer) was committed before it
-        (issue 26 point 3)."""
+        """Execute one call of the model's answer, a conflict retried
+        (``_retrying_conflicts``)."""
+        return self._retrying_conflicts(call.name, lambda raise_conflicts: self.executor.execute_call(
+            call, finish_reason, untrusted=tuple(self.transcript.untrusted), rejected=rejected,
+            provenance=self.transcript.provenance, raise_conflicts=raise_conflicts))
+
+    def _retrying_conflicts(self, tool_name: str, execute: Callable[[bool], ExecutionResult]) -> ExecutionResult:
+        """``execute(raise_conflicts)``: one call through the executor. In a
+        durable run, a concurrency failure inside the tool
+        (``step_commit.StepConflict``: a serialization failure, a deadlock,
+        a lock refused) rolls the step back and runs the call again on a
+        fresh snapshot, the thread's row locked again first, with Odoo's
+        retry rules (``step_commit.retry_conflicts``); the last try's
+        failure becomes the call's result, as any error. The step must hold
+        only this call: what came before it (the model's answer, the
+        previous call, the user's approval) was committed (issue 26 point
+        3)."""
         def attempt(tryno):
             if tryno > 1:
                 self._lock_thread_row(retry=True)  # the step's transaction begins again, as every step's
-            return self.executor.execute_call(
-                call, finish_reason, untrusted=tuple(self.transcript.untrusted), rejected=rejected,
-                provenance=self.transcript.provenance,
-                raise_conflicts=self.durable and tryno < MAX_TRIES_ON_CONCURRENCY_FAILURE)
+            return execute(self.durable and tryno < MAX_TRIES_ON_CONCURRENCY_FAILURE)
 
         def undo(_conflict):
             self.env.cr.rollback()
             self.env.invalidate_all(flush=False)  # what the rolled-back try read or wrote is not kept
-        return step_commit.retry_conflicts(attempt, f"in {call.name} (conversation {self.thread.id})", undo,
+        return step_commit.retry_conflicts(attempt, f"in {tool_name} (conversation {self.thread.id})", undo,
                                            errors=step_commit.StepConflict)
 
     # -------------------------------------------------------------- LLM calls
@@ -528,10 +535,12 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         and time (``step_commit.TRANSACTION_COLUMNS``): a step's bookkeeping
         costs one statement, not four."""
         cr = self.env.cr
+        started = time.perf_counter()
         _id, token, _check, stop, xid, now = step_commit.lock_row(
             cr, self.thread._table, self.thread.id, retry=retry,
             columns=("id", "run_token", run_lease.client_check(cr), durability.STOP_REQUESTED_COLUMN,
                      *step_commit.TRANSACTION_COLUMNS))
+        self.lock_waits.append(time.perf_counter() - started)
         self._stop_seen = bool(stop)
         self._xid = step_commit.transaction_began(cr, xid, now, self._forget_transaction)
         if self.lease and token != self.lease:
@@ -659,4 +668,5 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             output_tokens=summary["total_output_tokens"], cost=summary["total_cost"],
             error=end.error, confirmation=end.confirmation,
             message_ids=list(self.transcript.new_ids) if self.transcript else [],
+            wait_seconds=sum(self.connection_waits) + sum(self.lock_waits),
         )

@@ -55,7 +55,8 @@ NUMBER_RE = re.compile(r"\b(?:[A-Z][A-Z0-9]{0,7}/)+(?:\d{4}/)?\d{3,}\b|\b[SP]\d{
 PORT_RE = re.compile(r"127\.0\.0\.1:\d+")
 VERSION_RE = re.compile(r"\b[0-9a-f]{64}\b")  # a record's version (confirmation.py), as the text carries it
 MESSAGE_ID_RE = re.compile(r"<[\d.]+-openerp-[\w.-]+@[\w.-]+>")  # mail.message's message_id
-DROPPED_KEYS = {"duration_ms", "create_date", "write_date", "chain_hash", "chain_seq", "server_ms", "received_at"}
+DROPPED_KEYS = {"duration_ms", "create_date", "write_date", "chain_hash", "chain_seq", "server_ms", "received_at",
+                "wait_seconds"}
 
 
 def observed(request):

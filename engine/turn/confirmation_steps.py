@@ -52,12 +52,15 @@ class ConfirmationSteps:
         self.thread._set_runtime_state(state="executing", pending_confirmation=False)
         if approved and name in self.context.tools:
             self.tool_call_count += 1
+            self._checkpoint()  # the answer is kept; the call's step holds the call alone, so a conflict is retried
             if changed:
-                result = self.executor.execute(name, request.arguments, tool_call_id=call_id,
-                                               provenance=self.transcript.provenance)
+                result = self._retrying_conflicts(name, lambda raise_conflicts: self.executor.execute(
+                    name, request.arguments, tool_call_id=call_id, provenance=self.transcript.provenance,
+                    raise_conflicts=raise_conflicts))
             else:
-                result = self.executor.execute(name, request.arguments, confirmed=True, tool_call_id=call_id,
-                                               approved_operations=request.approved_operations)
+                result = self._retrying_conflicts(name, lambda raise_conflicts: self.executor.execute(
+                    name, request.arguments, confirmed=True, tool_call_id=call_id,
+                    approved_operations=request.approved_operations, raise_conflicts=raise_conflicts))
             if result.confirmation_needed:  # a change the user was not shown, or records changed: ask again
                 if changed:
                     result = replace(result, confirmation_reason=f"Asked again: {changed} since you were asked. "
