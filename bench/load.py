@@ -22,14 +22,27 @@ Locust (bench/locustfile.py, headless) spawns the chats of ``BENCH_USERS``
 
 Run with ``bash bench/load.sh`` after ``make test`` (it uses, and changes,
 the test database, ``AGENTIC_AI_TEST_DB`` or ``agentic_test``); it makes
-Locust's virtualenv the first time. Not measured here: the share of the
-runs' time spent waiting for a worker, a connection or a lock (the runtime
-logs a turn's connection waits of a second or more).
+Locust's virtualenv the first time.
+
+The share of the chats' time spent waiting, per level: the seconds each
+run waited for a database connection and for its conversation's row lock
+(the ``done`` event's ``wait_seconds``), plus the seconds requests of the
+gevent process waited for its pool before their route ran (the server's
+warnings of engine/durable/pool_wait.py, logged 10 s after a period's
+first wait), against the sum of the chats' completion times. There is no
+worker to wait for on the gevent server: a request is a greenlet. Beside
+it, the CPU the gevent process used during the level, as a share of one
+core over the level's wall time, and the share of the whole machine's CPU
+that was busy (Locust and the scripted model run on it too): near 100 %,
+the machine is what the runs queue for, and the runs' waits for a
+connection (at the gate of engine/durable/step_connection.py, which lets a
+quarter of the pool work at once) are that queue.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -39,6 +52,7 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -55,6 +69,8 @@ MODEL_DELAY, WORDS, CHUNK_DELAY = 1.0, 40, 0.05
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 QUEUED_MESSAGE = "Queued: hello?"
 READS = 30
+POOL_WAITS = re.compile(r"requests waited for a database connection in the last \d+ s \(([\d.]+) s in all")
+REPORT_SECONDS = 10.0  # engine/durable/pool_wait.py: the warning comes this long after a period's first wait
 
 
 def script(scenario: Scenario) -> None:
@@ -79,6 +95,37 @@ def pct(values: list[float], q: int) -> float:
     if not values:
         return float("nan")
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def pool_waits(server: OdooServer, offset: int) -> tuple[float, int]:
+    """Seconds the server's requests waited for its pools, as its log has them after byte ``offset``; the log's
+    new size."""
+    text = Path(server.log_path).read_bytes()
+    return sum(float(m) for m in POOL_WAITS.findall(text[offset:].decode(errors="replace"))), len(text)
+
+
+def gevent_cpu(server: OdooServer) -> float:
+    """CPU seconds (user and system) the server's gevent process (``odoo-bin gevent``, started by the
+    multi-process server) used so far."""
+    for child in psutil.Process(server.process.pid).children(recursive=True):
+        if "gevent" in child.cmdline()[2:3]:
+            times = child.cpu_times()
+            return times.user + times.system
+    raise RuntimeError("the server has no gevent process")
+
+
+def busy_share(before, after) -> float:
+    """The share of the machine's CPU time (all cores) not idle between two ``psutil.cpu_times()``."""
+    idle = lambda times: times.idle + getattr(times, "iowait", 0.0)  # noqa: E731
+    total = sum(after) - sum(before)
+    return 1 - (idle(after) - idle(before)) / total if total > 0 else float("nan")
+
+
+def login_session(server: OdooServer, login: str, password: str) -> str:
+    """The ``session_id`` of a new session of ``login`` on ``server``."""
+    with httpx.Client(base_url=server.base_url, timeout=60) as client:
+        rpc(client, "/web/session/authenticate", {"db": DB, "login": login, "password": password})
+        return client.cookies["session_id"]
 
 
 def read_seconds(client: httpx.Client) -> float:
@@ -120,12 +167,11 @@ def queued_on_two_servers(first: OdooServer, jobs: list) -> str:
                         log_path=str(ROOT / ".logs" / f"load-second-{time.strftime('%Y%m%d-%H%M%S')}.log")).start()
     try:
         started = time.monotonic()
-        for index, (login, password, thread_id) in enumerate(jobs):
+        for index, (session_id, thread_id) in enumerate(jobs):
             server = (first, second)[index % 2]
-            with httpx.Client(base_url=server.base_url, timeout=60) as client:
-                rpc(client, "/web/session/authenticate", {"db": DB, "login": login, "password": password})
+            with httpx.Client(base_url=server.base_url, cookies={"session_id": session_id}, timeout=60) as client:
                 rpc(client, "/agentic_ai/chat/send_async", {"thread_id": thread_id, "message": QUEUED_MESSAGE})
-        most, stored = wait_until_ended(DB, [thread_id for _l, _p, thread_id in jobs], 900)
+        most, stored = wait_until_ended(DB, [thread_id for _s, thread_id in jobs], 900)
         wall = time.monotonic() - started
     finally:
         second.stop()
@@ -142,12 +188,15 @@ def main() -> None:
     prep = json.loads(odoo_shell(DB, (ROOT / "dev" / "connections_check_prep.py").read_text(), "PREP", {
         "CHECK_LLM_URL": llm.base_url, "CHECK_USERS": str(USERS), "CHECK_CHATS": str(sum(LEVELS) + QUEUED),
         "CHECK_LEASE_SECONDS": "30", "CHECK_QUEUE_CONCURRENCY": "4"}))
-    chats = [[user["login"], user["password"], thread_id] for user in prep["users"] for thread_id in user["threads"]]
-    chats.sort(key=lambda chat: chat[2])  # the users' conversations interleaved
-    server = OdooServer(DB, ("--workers=4", "--max-cron-threads=2", "--db_maxconn_gevent=64"),
+    server = OdooServer(DB, ("--workers=4", "--max-cron-threads=2", "--db_maxconn_gevent=40"),
                         log_path=str(ROOT / ".logs" / f"load-{time.strftime('%Y%m%d-%H%M%S')}.log")).start()
     try:
         server.wait_for_gevent(60)
+        # Each user logs in once, on the HTTP workers, before the chats: their sessions (in the filestore, which
+        # both servers share) carry every chat and queued message of theirs.
+        sessions = {user["login"]: login_session(server, user["login"], user["password"]) for user in prep["users"]}
+        chats = [[sessions[user["login"]], thread_id] for user in prep["users"] for thread_id in user["threads"]]
+        chats.sort(key=lambda chat: chat[1])  # the users' conversations interleaved
         last = prep["users"][-1]  # the warm-up conversation's user: the gevent process loads the registry first
         with httpx.Client(base_url=server.base_url, timeout=120) as client:
             rpc(client, "/web/session/authenticate", {"db": DB, "login": last["login"], "password": last["password"]})
@@ -160,21 +209,31 @@ def main() -> None:
             quiet = [read_seconds(admin) for _ in range(READS)]
         say(f"call_kw search_read res.partner (limit 80), another user, quiet: p95 "
                      f"{pct(quiet, 95) * 1000:.0f} ms (baseline)")
-        say(" chats  completed  first token p50 / p95   completion p50 / p95   wall")
+        say(f" chats  completed  first token p50 / p95   completion p50 / p95   wall     gevent CPU  "
+            f"machine ({psutil.cpu_count()} cores)  waiting (runs + pool)")
         offset, during = 0, []
+        _, log_offset = pool_waits(server, 0)
         for level in LEVELS:
             batch, offset = chats[offset:offset + level], offset + level
+            cpu, machine = gevent_cpu(server), psutil.cpu_times()
             rows, reads, wall = locust(server, batch, reader=level == LEVELS[-1])
+            cpu = (gevent_cpu(server) - cpu) / wall  # of one core, over the level's wall time
+            machine = busy_share(machine, psutil.cpu_times())
             during = reads or during
-            ids = [thread_id for _l, _p, thread_id in batch]
+            ids = [thread_id for _s, thread_id in batch]
             _most, stored = wait_until_ended(DB, ids, 60)
+            time.sleep(REPORT_SECONDS + 1)  # the pool's warning for the level's last waits
+            pooled, log_offset = pool_waits(server, log_offset)
+            waited = sum(r.get("waited") or 0.0 for r in rows)
             good = sum(1 for r in rows if r["state"] == "completed" and r["text"] == ANSWER and not r["failure"])
             stored_once = stored.get(("completed", 1, 1), 0)
             firsts = [r["first"] for r in rows if r["first"] is not None]
             totals = [r["total"] for r in rows]
+            share = (waited + pooled) / max(sum(totals), 1e-9)
             say(f"{level:6d}  {min(good, stored_once):4d}/{level:<4d}  {pct(firsts, 50):7.2f} / "
-                         f"{pct(firsts, 95):5.2f} s       {pct(totals, 50):6.2f} / {pct(totals, 95):5.2f} s    "
-                         f"{wall:5.1f} s")
+                f"{pct(firsts, 95):5.2f} s       {pct(totals, 50):6.2f} / {pct(totals, 95):5.2f} s    "
+                f"{wall:5.1f} s   {cpu:6.0%}      {machine:6.0%}            {share:6.2%} "
+                f"({waited:.1f} + {pooled:.1f} s of {sum(totals):.0f} s)")
         say(f"the same read during the {LEVELS[-1]} chats: p95 {pct(during, 95) * 1000:.0f} ms, "
                      f"{pct(during, 95) / pct(quiet, 95):.2f}x the quiet p95 ({len(during)} reads)")
         say(queued_on_two_servers(server, chats[offset:offset + QUEUED]))

@@ -2,13 +2,13 @@
 (https://locust.io) in a virtualenv of its own (bench/load.sh): Locust's
 gevent is newer than the one Odoo pins.
 
-- ``Chatter``: one per chat in ``LOAD_CHATS`` (JSON ``[[login, password,
-  thread_id], ...]``). Logs in as its Odoo user, streams one message through
+- ``Chatter``: one per chat in ``LOAD_CHATS`` (JSON ``[[session_id,
+  thread_id], ...]``). In its Odoo user's session, streams one message through
   ``/agentic_ai/chat/stream`` on the host (Odoo's gevent server), and writes
   a JSON line to ``LOAD_RESULTS``: seconds to the first ``token`` event and
-  to the end, the ``done`` event's state, the answer's text. Locust's own
-  statistics get "first token" and "completion" entries. bench/load.py
-  stops Locust once every chat wrote its line.
+  to the end, the ``done`` event's state and ``wait_seconds``, the answer's
+  text. Locust's own statistics get "first token" and "completion"
+  entries. bench/load.py stops Locust once every chat wrote its line.
 - ``Reader`` (``LOAD_READER=1``): another user (the administrator) doing a
   plain ``res.partner`` ``search_read`` on the HTTP workers
   (``LOAD_HTTP_URL``) again and again while the chats run; each read's
@@ -60,13 +60,14 @@ class Chatter(HttpUser):
         index = next(_claimed)
         if index >= len(CHATS):
             raise StopUser()
-        login, password, self.thread_id = CHATS[index]
-        self.client.post("/web/session/authenticate", json={"jsonrpc": "2.0", "method": "call", "params": {
-            "db": os.environ["LOAD_DB"], "login": login, "password": password}}, name="login")
+        # The user's session, opened by bench/load.py before the chats: people are logged in before they chat (a
+        # login hashes its password, a few hundred ms of CPU that would block the gevent loop at every chat).
+        session_id, self.thread_id = CHATS[index]
+        self.client.cookies.set("session_id", session_id)
 
     @task
     def chat(self):
-        started, first, state, text, failure = time.monotonic(), None, None, [], ""
+        started, first, state, text, failure, waited = time.monotonic(), None, None, [], "", None
         try:
             with self.client.post("/agentic_ai/chat/stream", json={"thread_id": self.thread_id, "message": MESSAGE},
                                   stream=True, catch_response=True, name="chat/stream", timeout=600) as response:
@@ -81,7 +82,8 @@ class Chatter(HttpUser):
                         elif name == "error":
                             failure = data[:300]
                         elif name == "done":
-                            state = json.loads(data).get("state")
+                            done = json.loads(data)
+                            state, waited = done.get("state"), done.get("wait_seconds")
                     response.success()
         except Exception as exc:  # noqa: BLE001 - a failed chat is a result of the bench
             failure = f"{type(exc).__name__}: {exc}"
@@ -91,25 +93,30 @@ class Chatter(HttpUser):
                 events.request.fire(request_type="SSE", name=name, response_time=seconds * 1000, response_length=0,
                                     exception=None, context={})
         write({"chat": self.thread_id, "first": first, "total": total, "state": state, "text": "".join(text),
-               "failure": failure})
+               "failure": failure, "waited": waited})
         raise StopUser()
 
 
 class Reader(HttpUser):
     """Plain reads by another user on the HTTP workers while the chats run."""
 
-    fixed_count = 1 if os.environ.get("LOAD_READER") == "1" else 0
-    host = os.environ.get("LOAD_HTTP_URL")
+    # Locust spreads its users over the classes by weight, and a fixed_count of 0 means none is fixed: without
+    # the reader the class is abstract, never spawned (a reader among the chatters took the place of chats).
+    abstract = os.environ.get("LOAD_READER") != "1"
+    fixed_count = 1
     wait_time = constant(0.05)
+    # Locust's --host (the gevent port) replaces every user class's own host: the reads name the workers' URL.
+    http_url = os.environ.get("LOAD_HTTP_URL", "")
 
     def on_start(self):
-        self.client.post("/web/session/authenticate", json={"jsonrpc": "2.0", "method": "call", "params": {
-            "db": os.environ["LOAD_DB"], "login": "admin", "password": "admin"}}, name="login")
+        self.client.post(self.http_url + "/web/session/authenticate", json={
+            "jsonrpc": "2.0", "method": "call", "params": {
+                "db": os.environ["LOAD_DB"], "login": "admin", "password": "admin"}}, name="login")
 
     @task
     def read(self):
         started = time.monotonic()
-        self.client.post("/web/dataset/call_kw/res.partner/search_read", json={
+        self.client.post(self.http_url + "/web/dataset/call_kw/res.partner/search_read", json={
             "jsonrpc": "2.0", "method": "call", "params": {
                 "model": "res.partner", "method": "search_read", "args": [],
                 "kwargs": {"fields": ["name", "email"], "limit": 80}}}, name="read")

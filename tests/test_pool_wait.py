@@ -37,14 +37,21 @@ class TestPoolWait(TransactionCase):
         self.assertIs(again, held, "the connection given back is the one taken")
         self.assertEqual(pool_wait.report.waited, 1, "the wait is counted for the next warning")
         self.assertGreater(pool_wait.report.longest, 0.2)
+        with self.assertLogs(pool_wait.__name__, "WARNING") as logs:
+            pool_wait.report.flush()  # what the report's timer does, REPORT_SECONDS after the first wait
+        self.assertIn("1 requests waited for a database connection", logs.output[0])
+        self.assertFalse(pool_wait.report.waited, "counted once")
         give_back(pool, again)
 
     def test_a_connection_freed_without_a_wake_is_found_by_the_next_ask(self):
         pool, info = self.pool()
         held = pool.borrow(info)
         threading.Timer(0.3, pool.give_back, [held]).start()  # Odoo's own give_back: nobody is woken
+        self.patch(pool_wait, "report", pool_wait.WaitReport())
         again = pool_wait.waiting(sql_db.ConnectionPool.borrow, seconds=10, poll=0.1)(pool, info)
         self.assertIs(again, held)
+        with self.assertLogs(pool_wait.__name__, "WARNING"):
+            pool_wait.report.flush()
         pool.give_back(again)
 
     def test_a_pool_that_stays_full_still_raises_after_the_wait(self):

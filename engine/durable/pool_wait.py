@@ -16,9 +16,10 @@ full wait until a connection is given back to that pool (``give_back``
 wakes one waiter), asked again at least every ``POLL_SECONDS`` (a leaked
 connection is freed only by a borrow), for at most ``WAIT_SECONDS``; then
 Odoo's ``PoolError`` is raised as before. A waiting greenlet holds nothing
-and costs nothing until it is woken. How often requests waited is logged
-as a warning at most once every ``REPORT_SECONDS``: a gevent pool that is
-often full is smaller than the requests the process serves at once.
+and costs nothing until it is woken. How often and how long requests
+waited is logged as a warning ``REPORT_SECONDS`` after the first wait of a
+period: a gevent pool that is often full is smaller than the requests the
+process serves at once.
 The HTTP workers and the threaded server keep Odoo's behaviour: they serve
 a bounded number of requests at once.
 
@@ -63,30 +64,53 @@ class _Returns:
 
 
 class WaitReport:
-    """Borrows that waited since the last warning: how many, the longest
-    wait (seconds) and how many gave up with ``PoolError``; logged as one
-    warning at most every ``REPORT_SECONDS`` (``record``)."""
+    """Borrows that waited: how many, the seconds they waited in all, the
+    longest wait, and how many gave up with ``PoolError``; logged as one
+    warning ``REPORT_SECONDS`` after the first wait of a period (a timer,
+    so that a burst's waits are reported though no wait follows them), at
+    once when a borrow gave up."""
 
-    def __init__(self):
+    def __init__(self, seconds: float = REPORT_SECONDS):
+        self.seconds = seconds
         self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._reset()
+
+    def _reset(self) -> None:
         self.waited = self.gave_up = 0
-        self.longest = 0.0
+        self.longest = self.total = 0.0
+        self.pool = None
         self._since = time.monotonic()
 
     def record(self, seconds: float, pool, gave_up: bool) -> None:
+        """Count one borrow that waited ``seconds`` on ``pool``."""
         with self._lock:
             self.waited += 1
             self.gave_up += gave_up
             self.longest = max(self.longest, seconds)
-            now = time.monotonic()
-            if now - self._since < REPORT_SECONDS and not gave_up:
-                return
-            waited, failed, longest, since = self.waited, self.gave_up, self.longest, self._since
-            self.waited = self.gave_up = 0
-            self.longest, self._since = 0.0, now
-        _logger.warning("%d requests waited for a database connection in the last %.0f s (longest %.0f ms, %d "
-                        "gave up), %r: db_maxconn_gevent is smaller than the requests this process serves at once",
-                        waited, now - since, longest * 1000, failed, pool)
+            self.total += seconds
+            self.pool = pool
+            if self._timer is None and not gave_up:
+                self._timer = threading.Timer(self.seconds, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+        if gave_up:
+            self.flush()
+
+    def flush(self) -> None:
+        """Log what was counted since the last warning, if anything."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            waited, failed, longest, total, since, pool = (
+                self.waited, self.gave_up, self.longest, self.total, self._since, self.pool)
+            self._reset()
+        if waited:
+            _logger.warning("%d requests waited for a database connection in the last %.0f s (%.3f s in all, "
+                            "longest %.0f ms, %d gave up), %r: db_maxconn_gevent is smaller than the requests this "
+                            "process serves at once", waited, time.monotonic() - since, total, longest * 1000, failed,
+                            pool)
 
 
 _returns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
