@@ -28,9 +28,12 @@ scripted LLM server in this process.
    snapshot, so the run completes, the call has one successful result and
    one ``tool_execution`` row, and both changes are kept.
 6. The same conflict inside a call the user approved (a thread whose
-   agent asks before every write): the answer to the question is kept, the
-   approved call meets the other session's change, is run again on a fresh
-   snapshot, and the run completes with both changes kept.
+   agent asks before every write): the answer to the question is kept; the
+   approved call meets the other session's change and is rolled back; an
+   approval covers what the user was shown, once, so the call is judged
+   again on a fresh snapshot and the user is asked again (no error, the
+   agent's rename not written, the other change kept); approved again, the
+   run completes with both changes kept.
 
 Usage: ``python dev/durability_check.py DB`` with dev/env.sh's environment
 (``bash dev/durability_check.sh`` makes the database, a copy of the test
@@ -186,8 +189,9 @@ class Check:
 
     def check_conflict_retried(self, client: httpx.Client, thread_id: int, partner_id: int) -> None:
         """Step 5 of the module docstring."""
-        met = self.conflicting(client, partner_id, CONFLICT_COMMENT, "/agentic_ai/chat/send",
-                               {"thread_id": thread_id, "message": "Please rename it once more."})
+        met, answer = self.conflicting(client, partner_id, CONFLICT_COMMENT, "/agentic_ai/chat/send",
+                                       {"thread_id": thread_id, "message": "Please rename it once more."})
+        expect(answer["result"]["state"] == "completed", f"the conflicting rename ended {answer}")
         self.check_kept(thread_id, partner_id, CONFLICT_NAME, CONFLICT_COMMENT)
         step(f"a serialization failure inside odoo_write ({met} in the server's log): the step was tried again; "
              "completed, one successful result and one tool_execution row, both changes kept")
@@ -197,16 +201,28 @@ class Check:
         asked = rpc(client, "/agentic_ai/chat/send", {"thread_id": thread_id,
                                                       "message": "Please rename it with my approval."})
         expect(asked["result"]["state"] == "waiting_confirmation", f"the rename did not ask first: {asked['result']}")
-        met = self.conflicting(client, partner_id, APPROVAL_COMMENT, "/agentic_ai/confirm/approve",
-                               {"thread_id": thread_id, "tool_call_id": "call_rename_3"})
+        met, answer = self.conflicting(client, partner_id, APPROVAL_COMMENT, "/agentic_ai/confirm/approve",
+                                       {"thread_id": thread_id, "tool_call_id": "call_rename_3"})
+        result = answer["result"]
+        expect(result["state"] == "waiting_confirmation" and "Asked again" in (result["reply"] or ""),
+               f"after the conflict the approved rename was not asked again: {result}")
+        found = query(self.probe, "SELECT name, comment FROM res_partner WHERE id = %s", [partner_id])[0]
+        expect(found == (CONFLICT_NAME, APPROVAL_COMMENT), f"after the conflict the partner is {found!r}")
+        errors = query(self.probe, "SELECT count(*) FROM agentic_ai_thread_message WHERE thread_id = %s "
+                                   "AND role = 'tool_result'", [thread_id])[0][0]
+        expect(errors == 0, f"{errors} result(s) of the call before it was approved again")
+        again = rpc(client, "/agentic_ai/confirm/approve", {
+            "thread_id": thread_id, "confirmation_id": result["confirmation"]["confirmation_id"]})
+        expect(again["result"]["state"] == "completed", f"the rename approved again ended {again['result']}")
         self.check_kept(thread_id, partner_id, APPROVED_NAME, APPROVAL_COMMENT)
-        step(f"the same conflict inside the approved call ({met} in the server's log in all): tried again, "
-             "completed, one successful result and one tool_execution row, both changes kept")
+        step(f"the same conflict inside the approved call ({met} in the server's log in all): rolled back and "
+             "asked again, nothing written; approved again, completed, one result, both changes kept")
 
-    def conflicting(self, client: httpx.Client, partner_id: int, comment: str, route: str, params: dict) -> int:
+    def conflicting(self, client: httpx.Client, partner_id: int, comment: str, route: str,
+                    params: dict) -> tuple[int, dict]:
         """Call ``route`` while this process holds ``partner_id``'s row with an
-        UPDATE of its comment, committed once the worker waits for it; the
-        server log's count of serialization failures afterwards."""
+        UPDATE of its comment, committed once the worker waits for it:
+        ``(the server log's count of serialization failures, the answer)``."""
         before = Path(self.server.log_path).read_text(errors="replace").count("could not serialize access")
         query(self.locker, "UPDATE res_partner SET comment = %s WHERE id = %s RETURNING id", [comment, partner_id])
         answer = {}
@@ -225,10 +241,9 @@ class Check:
         self.locker.commit()  # the worker's UPDATE now meets a row changed after its snapshot
         sender.join(WAIT_SECONDS)
         expect("value" in answer, f"{route} of the conflicting rename failed: {answer.get('error')}")
-        expect(answer["value"]["result"]["state"] == "completed", f"the conflicting rename ended {answer['value']}")
         met = Path(self.server.log_path).read_text(errors="replace").count("could not serialize access")
         expect(met > before, "the server's log shows no new serialization failure: the conflict was not met")
-        return met
+        return met, answer["value"]
 
     def check_kept(self, thread_id: int, partner_id: int, name: str, comment: str) -> None:
         """One successful result and one tool_execution row on ``thread_id``; the partner has both changes."""

@@ -53,14 +53,7 @@ class ConfirmationSteps:
         if approved and name in self.context.tools:
             self.tool_call_count += 1
             self._checkpoint()  # the answer is kept; the call's step holds the call alone, so a conflict is retried
-            if changed:
-                result = self._retrying_conflicts(name, lambda raise_conflicts: self.executor.execute(
-                    name, request.arguments, tool_call_id=call_id, provenance=self.transcript.provenance,
-                    raise_conflicts=raise_conflicts))
-            else:
-                result = self._retrying_conflicts(name, lambda raise_conflicts: self.executor.execute(
-                    name, request.arguments, confirmed=True, tool_call_id=call_id,
-                    approved_operations=request.approved_operations, raise_conflicts=raise_conflicts))
+            result, changed = self._run_approved(request, changed)
             if result.confirmation_needed:  # a change the user was not shown, or records changed: ask again
                 if changed:
                     result = replace(result, confirmation_reason=f"Asked again: {changed} since you were asked. "
@@ -79,6 +72,36 @@ class ConfirmationSteps:
                                             success=False, status="rejected")
         self._checkpoint()
         self._after_answer(request, approved)  # the paused plan open again, else ReAct (plan_steps.py)
+
+    def _run_approved(self, request: ConfirmationRequest, changed: str):
+        """Run the approved call in a step of its own; ``(ExecutionResult,
+        what changed since the question)``.
+
+        The approval covers what the user was shown, once: each try looks
+        again, on its own snapshot, at what changed in the records the
+        question named (``Executor.changed_since``), and a try that finds a
+        change, or that follows a try another transaction made fail (the
+        conflict retried by ``_retrying_conflicts``: someone changed what the
+        call touches), judges the call as if it were new, so that a call
+        still needing a confirmation asks again rather than writing over a
+        state nobody approved, or repeating what the first try did outside
+        the database."""
+        tries = []
+
+        def attempt(raise_conflicts):
+            nonlocal changed
+            tries.append(raise_conflicts)
+            changed = changed or self.executor.changed_since(request) or (
+                self.env._("another user changed the same records while it ran") if len(tries) > 1 else "")
+            if changed:
+                return self.executor.execute(request.tool, request.arguments, tool_call_id=request.tool_call_id,
+                                             provenance=self.transcript.provenance, raise_conflicts=raise_conflicts)
+            return self.executor.execute(request.tool, request.arguments, confirmed=True,
+                                         tool_call_id=request.tool_call_id,
+                                         approved_operations=request.approved_operations,
+                                         raise_conflicts=raise_conflicts)
+        result = self._retrying_conflicts(request.tool, attempt)
+        return result, changed
 
     def cancel_confirmation(self) -> AgentResult:
         """End a paused turn at the user's word: the pending call is not
