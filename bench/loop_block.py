@@ -7,11 +7,13 @@ this process streams, in the OpenAI wire format, a Markdown answer of
 lists, code, tables: what a long report looks like) in pieces of 400
 characters 10 ms apart. ``BENCH_TURNS`` such turns are streamed one after
 the other through the gevent port. Meanwhile a probe in this process asks
-the gevent port for ``/web/health`` (no database, a few lines of Python)
+the gevent port for ``/web/health`` (a few lines of Python and, with one
+database, a borrowed cursor and Odoo's registry check: a short query)
 every 5 ms, each on a new connection (on a kept-alive one, Nagle's
 algorithm and delayed ACKs add a constant 40 ms to every answer): while a greenlet of the gevent
 process computes without yielding, the probe's answer waits, so its
-latency is the loop's lag.
+latency is the loop's lag (and this process's own: the probe shares its
+interpreter with the scripted model and the stream's reader).
 
 The baseline is the same probe for ``QUIET_SECONDS`` before the turns, in
 the same run. Printed: the probe's p50, p99 and max quiet and during the

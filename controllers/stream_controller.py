@@ -133,7 +133,8 @@ def _runner(dbname, uid, context, thread_id, job):
     def run(relay):
         threading.current_thread().dbname = dbname  # for Odoo's log lines
         # Through the gate of the runs' connections: a burst of streams waits for one, never fails on a full pool.
-        with step_connection.run_cursor(dbname) as cr:
+        waits = []  # that first wait is the run's too (AgentResult.wait_seconds)
+        with step_connection.run_cursor(dbname, waits) as cr:
             env = api.Environment(cr, uid, context)
             thread = env["agentic.ai.thread"].browse(thread_id)
             hooks = {"durable": True, "emit": relay.emit, "should_stop": relay.stopped}
@@ -155,5 +156,5 @@ def _runner(dbname, uid, context, thread_id, job):
                 return
             if result.state == "error":
                 relay.emit("error", {"message": result.error or result.reply})
-            relay.emit("done", dict(result))
+            relay.emit("done", {**result, "wait_seconds": round(result.wait_seconds + sum(waits), 4)})
     return run

@@ -19,9 +19,9 @@ lock: the thread holds it for at most ``sys.getswitchinterval()`` at a
 time, 5 ms by default, and a request the loop serves needs it back many
 times. ``install()``, on the gevent server only, makes that interval
 ``SWITCH_INTERVAL``: measured with a 48 KB answer rendered beside a probe
-of ``/web/health`` (``bench/loop_block.py``), the loop's longest lag went
-from 218 ms above a quiet answer (rendered on the loop) to 39 ms (in the
-pool, 5 ms interval) and 16 ms (0.5 ms). Elsewhere (HTTP workers, the
+of ``/web/health`` (``bench/loop_block.py``), the probe's longest answer
+went from 223 ms (rendered on the loop) to 44 ms (in the pool, 5 ms
+interval) and 21-23 ms (0.5 ms), against 11-18 ms quiet. Elsewhere (HTTP workers, the
 threaded server, the test suite) ``off_loop`` calls ``fn(*args)``
 directly and the interval is left alone.
 """

@@ -17,9 +17,10 @@ wakes one waiter), asked again at least every ``POLL_SECONDS`` (a leaked
 connection is freed only by a borrow), for at most ``WAIT_SECONDS``; then
 Odoo's ``PoolError`` is raised as before. A waiting greenlet holds nothing
 and costs nothing until it is woken. How often and how long requests
-waited is logged as a warning ``REPORT_SECONDS`` after the first wait of a
-period: a gevent pool that is often full is smaller than the requests the
-process serves at once.
+waited is logged as one warning ``REPORT_SECONDS`` after the first wait of
+a period: a gevent pool that is often full is smaller than the requests the
+process serves at once. A run's own borrows (engine/durable/step_connection.py)
+are counted by the run (``counted_by_caller``), not there.
 The HTTP workers and the threaded server keep Odoo's behaviour: they serve
 a bounded number of requests at once.
 
@@ -35,6 +36,7 @@ import logging
 import threading
 import time
 import weakref
+from contextlib import contextmanager
 
 from psycopg2.pool import PoolError
 
@@ -67,8 +69,7 @@ class WaitReport:
     """Borrows that waited: how many, the seconds they waited in all, the
     longest wait, and how many gave up with ``PoolError``; logged as one
     warning ``REPORT_SECONDS`` after the first wait of a period (a timer,
-    so that a burst's waits are reported though no wait follows them), at
-    once when a borrow gave up."""
+    so that a burst's waits are reported though no wait follows them)."""
 
     def __init__(self, seconds: float = REPORT_SECONDS):
         self.seconds = seconds
@@ -80,22 +81,21 @@ class WaitReport:
         self.waited = self.gave_up = 0
         self.longest = self.total = 0.0
         self.pool = None
-        self._since = time.monotonic()
+        self._since = None
 
     def record(self, seconds: float, pool, gave_up: bool) -> None:
         """Count one borrow that waited ``seconds`` on ``pool``."""
         with self._lock:
+            if self._timer is None:  # the period's first wait
+                self._since = time.monotonic() - seconds
+                self._timer = threading.Timer(self.seconds, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
             self.waited += 1
             self.gave_up += gave_up
             self.longest = max(self.longest, seconds)
             self.total += seconds
             self.pool = pool
-            if self._timer is None and not gave_up:
-                self._timer = threading.Timer(self.seconds, self.flush)
-                self._timer.daemon = True
-                self._timer.start()
-        if gave_up:
-            self.flush()
 
     def flush(self) -> None:
         """Log what was counted since the last warning, if anything."""
@@ -111,6 +111,22 @@ class WaitReport:
                             "longest %.0f ms, %d gave up), %r: db_maxconn_gevent is smaller than the requests this "
                             "process serves at once", waited, time.monotonic() - since, total, longest * 1000, failed,
                             pool)
+
+
+_caller_counts = threading.local()  # greenlet-local on the gevent server
+
+
+@contextmanager
+def counted_by_caller():
+    """Borrows made in this block (by this thread or greenlet) are left out
+    of the pool's warning: their caller counts its own waits (a run's
+    connection, engine/durable/step_connection.py)."""
+    before = getattr(_caller_counts, "active", False)
+    _caller_counts.active = True
+    try:
+        yield
+    finally:
+        _caller_counts.active = before
 
 
 _returns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -151,10 +167,12 @@ def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
                 connection = borrow(pool, connection_info)
             except PoolError:
                 if time.monotonic() >= deadline:
-                    report.record(time.monotonic() - started, pool, gave_up=True)
+                    if not getattr(_caller_counts, "active", False):
+                        report.record(time.monotonic() - started, pool, gave_up=True)
                     raise
                 continue
-            report.record(time.monotonic() - started, pool, gave_up=False)
+            if not getattr(_caller_counts, "active", False):
+                report.record(time.monotonic() - started, pool, gave_up=False)
             return connection
     borrow_waiting.agentic_ai_waits = True
     return borrow_waiting

@@ -37,6 +37,8 @@ from odoo import sql_db
 from odoo.modules.registry import Registry
 from odoo.tools import config
 
+from . import pool_wait
+
 BORROW_SECONDS = 60.0    # longest wait for a connection once the run's turn at the gate came
 BORROW_RETRY = 0.05      # seconds between two asks of a full pool
 
@@ -166,11 +168,13 @@ def release_gate(cr) -> None:
 def _through_gate(gate, take, waits: list[float] | None):
     """``take()`` once ``gate`` let this run through (the slot is given back
     when it raises), asked again while the pool is full (``_borrow``);
-    ``waits`` gets the seconds both took."""
+    ``waits`` gets the seconds both took (the gevent pool's warning leaves
+    them out, engine/durable/pool_wait.py: the run counts them)."""
     started = time.monotonic()
     gate.acquire()
     try:
-        return _borrow(take)
+        with pool_wait.counted_by_caller():
+            return _borrow(take)
     except BaseException:
         gate.release()
         raise
@@ -180,7 +184,9 @@ def _through_gate(gate, take, waits: list[float] | None):
 
 
 def _borrow(take, seconds: float = BORROW_SECONDS):
-    """``take()``, asked again while it raises ``PoolError``, for at most ``seconds``."""
+    """``take()``, asked again while it raises ``PoolError``, for at most
+    ``seconds`` (on the gevent server one ask may itself wait, up to
+    ``pool_wait.WAIT_SECONDS``: at most ``seconds`` plus that in all)."""
     deadline = time.monotonic() + seconds
     while True:
         try:

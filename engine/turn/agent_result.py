@@ -16,8 +16,9 @@ class AgentResult(dict):
     attribute the ``ConfirmationRequest``, as a key its dict with its
     ``summary`` text (as ``agentic.ai.thread.get_pending_confirmation``);
     ``wait_seconds`` the seconds this run waited for database connections
-    (the runs' gate and the pool, after its model's answers) and for its
-    conversation's row lock (each lock statement whole, retries included):
+    (the runs' gate and the pool, after its model's answers; a streamed
+    run's done event adds the wait at its opening, controllers/stream_controller.py)
+    and for its conversation's row lock (each lock statement whole, retries included):
     what a busy server adds to a run besides its CPU and its model (issue 26
     point 5)."""
 
