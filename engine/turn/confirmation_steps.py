@@ -92,7 +92,7 @@ class ConfirmationSteps:
             nonlocal changed
             tries.append(raise_conflicts)
             changed = changed or self.executor.changed_since(request) or (
-                self.env._("another user changed the same records while it ran") if len(tries) > 1 else "")
+                self.env._("another user changed the same records") if len(tries) > 1 else "")
             if changed:
                 return self.executor.execute(request.tool, request.arguments, tool_call_id=request.tool_call_id,
                                              provenance=self.transcript.provenance, raise_conflicts=raise_conflicts)
