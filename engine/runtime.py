@@ -81,7 +81,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.llm = LLMCaller(self.context, self.audit, self.tracker, retry_delay(self.env), emit=emit,
                              should_stop=self._client_gone, waiting=self._waiting_on_model)
         self.connection_waits: list[float] = []  # seconds each wait for a connection took, after the model's
-        self.lock_waits: list[float] = []  # seconds each lock of the thread's row took (statement, retries)
+        self.lock_seconds = 0.0  # what the locks of the thread's row took in all (statements, retries)
         # Worded now: it is set while the model streams, when the run has no database connection.
         self._gone_reason = self.env._(
             "the reply stopped being followed (Stop pressed, the page closed or the connection lost)")
@@ -540,7 +540,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             cr, self.thread._table, self.thread.id, retry=retry,
             columns=("id", "run_token", run_lease.client_check(cr), durability.STOP_REQUESTED_COLUMN,
                      *step_commit.TRANSACTION_COLUMNS))
-        self.lock_waits.append(time.perf_counter() - started)
+        self.lock_seconds += time.perf_counter() - started
         self._stop_seen = bool(stop)
         self._xid = step_commit.transaction_began(cr, xid, now, self._forget_transaction)
         if self.lease and token != self.lease:
@@ -668,5 +668,5 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             output_tokens=summary["total_output_tokens"], cost=summary["total_cost"],
             error=end.error, confirmation=end.confirmation,
             message_ids=list(self.transcript.new_ids) if self.transcript else [],
-            wait_seconds=sum(self.connection_waits) + sum(self.lock_waits),
+            wait_seconds=sum(self.connection_waits) + self.lock_seconds,
         )

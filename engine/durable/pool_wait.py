@@ -40,8 +40,9 @@ from contextlib import contextmanager
 
 from psycopg2.pool import PoolError
 
-import odoo
 from odoo import sql_db
+
+from . import off_loop
 
 _logger = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ def install() -> bool:
     pool = sql_db.ConnectionPool
     if getattr(pool.borrow, "agentic_ai_waits", False):
         return True
-    if not getattr(odoo, "evented", False):
+    if not off_loop.on_gevent_server():
         return False
     pool.give_back = notifying(pool.give_back)
     pool.borrow = waiting(pool.borrow)
