@@ -50,7 +50,7 @@ from ..tools.untrusted import collecting, note_prose_values
 from ..tools.values.json_values import dumps
 from ..tools.values.sensitive_fields import CONTEXT_KEY, MASK, carries_mask
 from .durable.audit import AuditTrail
-from .durable.step_commit import StepConflict
+from .durable.step_commit import StepConflict, commit_durably
 from .guard.confirmation import call_key
 from .guard.confirmation_preview import UNREADABLE, describe_call, record_names
 from .guard.operation_guard import (
@@ -228,6 +228,10 @@ class Executor:
                     raise ConfirmationNeeded(operations.confirmations[0])
             if spec.function is None and data is not None:  # code the addon does not own may return anything
                 sources.append(f"the result of {spec.label}")
+            if operations.changes or not (spec.read_only and spec.function is not None):
+                # Changes kept (or code the addon does not own, which may write past the ORM): the step's
+                # commit waits for the disk (engine/durable/step_commit.py ASYNC_COMMIT), after the savepoint.
+                commit_durably(self.env.cr)
             result = ExecutionResult(True, data=data, untrusted=tuple(sources))
             snapshot = _fitted(operations.snapshots, operations.snapshot_overflow)
         except Exception as exc:

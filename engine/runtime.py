@@ -509,6 +509,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 self._unsealed = set()
             if final and self.lease:
                 run_lease.release(self.env.cr, self.thread.id, self.lease)
+            if final:  # how the turn ended, as the user reads it: kept as the server keeps any commit
+                step_commit.commit_durably(self.env.cr)
             xid, self._xid = self._xid, None
             step_commit.commit_step(self.env.cr, xid)  # a post-commit hook that fails cannot undo the step
             self._stop_seen = None
@@ -533,12 +535,16 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         seconds (``run_lease.client_check``). The same statement reads
         whether a stop was asked (``_stop_asked``) and the transaction's id
         and time (``step_commit.TRANSACTION_COLUMNS``): a step's bookkeeping
-        costs one statement, not four."""
+        costs one statement, not four. In a durable run it also makes the
+        step's commit asynchronous (``step_commit.ASYNC_COMMIT``): a step that
+        keeps a business change (the executor), and the run's last commit,
+        wait for the disk again (``step_commit.commit_durably``)."""
         cr = self.env.cr
         started = time.perf_counter()
-        _id, token, _check, stop, xid, now = step_commit.lock_row(
+        _id, token, _check, _async, stop, xid, now = step_commit.lock_row(
             cr, self.thread._table, self.thread.id, retry=retry,
-            columns=("id", "run_token", run_lease.client_check(cr), durability.STOP_REQUESTED_COLUMN,
+            columns=("id", "run_token", run_lease.client_check(cr),
+                     step_commit.ASYNC_COMMIT if self.durable else "NULL", durability.STOP_REQUESTED_COLUMN,
                      *step_commit.TRANSACTION_COLUMNS))
         self.lock_seconds += time.perf_counter() - started
         self._stop_seen = bool(stop)

@@ -155,3 +155,27 @@ class TestStepCommit(TransactionCase):
         calls = []
         self.assertIsInstance(self.concurrent_update(self.opening(thread_id, calls)).get("error"), LockError)
         self.assertEqual(len(calls), 1, "not run a second time")
+
+    def test_an_asynchronous_step_commits_durably_when_asked_and_only_for_itself(self):
+        """Issue 26 point 6: ``ASYNC_COMMIT`` selected with the step's lock
+        makes that transaction's commit asynchronous; ``commit_durably``
+        gives it back the server's setting; the next transaction has the
+        server's setting whatever the last one did (``SET LOCAL``)."""
+        self.probe_table()
+        cr = self.session()
+        cr.execute("SHOW synchronous_commit")
+        configured = cr.fetchone()[0]
+        row = step_commit.lock_row(cr, PROBE, 1, columns=("id", step_commit.ASYNC_COMMIT))
+        self.assertEqual(row, (1, "off"))
+        cr.execute(f"UPDATE {PROBE} SET v = 7 WHERE id = 1")
+        step_commit.commit_step(cr)
+        cr.execute("SHOW synchronous_commit")
+        self.assertEqual(cr.fetchone()[0], configured, "the setting ended with its transaction")
+        with sql_db.db_connect(self.env.cr.dbname).cursor() as other:
+            other.execute(f"SELECT v FROM {PROBE} WHERE id = 1")
+            self.assertEqual(other.fetchone()[0], 7, "an asynchronous commit is seen by others at once")
+        step_commit.lock_row(cr, PROBE, 1, columns=("id", step_commit.ASYNC_COMMIT))
+        step_commit.commit_durably(cr)
+        cr.execute("SHOW synchronous_commit")
+        self.assertEqual(cr.fetchone()[0], configured)
+        cr.rollback()

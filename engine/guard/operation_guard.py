@@ -98,6 +98,7 @@ class OperationGuard:
         self.pending_signature: dict | None = None
         self.snapshots: list[dict] = []   # before_snapshot: [{"model", "id", "values"}] in order
         self.snapshot_overflow = 0         # records changed beyond MAX_SNAPSHOT_RECORDS
+        self.changes = 0                   # creates, writes and unlinks let through
 
     def check(self, records, operation: str, values: dict) -> None:
         """Raise OperationRefused if ``operation`` (create/write/unlink) on
@@ -114,6 +115,7 @@ class OperationGuard:
         self._ask_confirmation(records, operation, values)
         if operation != "create":
             self._snapshot(records, None if operation == "unlink" else list(values))
+        self.changes += 1
 
     def _ask_confirmation(self, records, operation: str, values: dict) -> None:
         """Raise ConfirmationNeeded for changes that always ask."""
