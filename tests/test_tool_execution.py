@@ -9,6 +9,7 @@ from odoo.exceptions import ValidationError
 from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
 
+from ..engine.durable import step_commit
 from ..engine.executor import ExecutionResult
 from ..engine.observer import MAX_CHARS, Observer
 from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read
@@ -239,6 +240,21 @@ class TestToolExecution(ToolCase):
         self.assertEqual(odoo_search_read(self.env, "res.country", limit=10 * MAX_LIMIT)["count"], MAX_LIMIT,
                          "behind the schema, the tool itself caps the limit")
 
+    def test_search_read_total_on_every_page(self):
+        """``total`` counts every match on a full page, a last page (told by
+        the page, as Odoo's web_search_read does, without a count) and an
+        empty page past the end."""
+        domain = [["is_company", "=", True]]
+        matches = self.env["res.partner"].with_user(self.salesperson).search_count(
+            [("is_company", "=", True)])
+        self.assertGreater(matches, 3)
+        for offset, limit in ((0, 2), (matches - 2, 5), (matches - 1, 1), (matches + 4, 3), (0, 200)):
+            with self.subTest(offset=offset, limit=limit):
+                page = self.execute("odoo_search_read", {"model": "res.partner", "domain": domain, "limit": limit,
+                                                         "offset": offset}).data
+                self.assertEqual(page["total"], matches)
+                self.assertEqual(page["count"], max(0, min(limit, matches - offset)))
+
     def test_search_read_bad_domain_and_field(self):
         bad = self.execute("odoo_search_read", {"model": "res.partner", "domain": [["no_such_field", "=", 1]]})
         self.assertFalse(bad.success)
@@ -426,3 +442,38 @@ class TestToolExecution(ToolCase):
         self.execute("zero_result", {})
         self.assertEqual(self.env["agentic.ai.execution.log"].search([("tool_name", "=", "zero_result")]).output_data,
                          "0", "a result of 0 is a result")
+
+    def test_only_a_call_that_keeps_changes_makes_its_step_wait_for_the_disk(self):
+        """Issue 26 point 6: a durable run's steps commit asynchronously
+        (step_commit.ASYNC_COMMIT), and a call that keeps a change in Odoo's
+        records, or runs code the addon does not own, makes its step's commit
+        wait for the disk as the server is configured to; a read, a refused
+        write and a failed write leave the step asynchronous."""
+        def synchronous_commit():
+            self.env.cr.execute("SHOW synchronous_commit")
+            return self.env.cr.fetchone()[0]
+        configured = synchronous_commit()
+        self.assertNotEqual(configured, "off", "the suite's server waits for the disk")
+        self.env.cr.execute(f"SELECT {step_commit.ASYNC_COMMIT}")  # as the step's row lock selects it
+        self.assertTrue(self.execute("odoo_search_read", {"model": "res.partner", "limit": 1}).success)
+        self.assertEqual(synchronous_commit(), "off", "a read keeps its step asynchronous")
+        partner = self.env["res.partner"].create({"name": "Durable Probe"})
+        undone = self.Tool.create({"name": "writes_then_fails", "description": "x", "tool_type": "python_code",
+                                   "risk_level": "medium",
+                                   "python_code": f"env['res.partner'].browse({partner.id}).name = 'Undone'\n"
+                                                  "raise UserError('changed its mind')"})
+        self.agent.tool_ids = [(4, undone.id)]
+        failed = self.execute("writes_then_fails", {})
+        self.assertIn("changed its mind", failed.error)
+        self.assertEqual(partner.name, "Durable Probe")
+        self.assertEqual(synchronous_commit(), "off", "a write rolled back to its savepoint kept nothing")
+        written = self.execute("odoo_write", {"model": "res.partner", "record_ids": [partner.id],
+                                              "values": {"name": "Durable Probe Renamed"}})
+        self.assertTrue(written.success, written.error)
+        self.assertEqual(synchronous_commit(), configured, "a kept write commits as the server is configured")
+        self.env.cr.execute(f"SELECT {step_commit.ASYNC_COMMIT}")
+        reader = self.Tool.create({"name": "custom_reader", "description": "x", "tool_type": "python_code",
+                                   "risk_level": "low", "python_code": "result = len(env['res.partner'].search([]))"})
+        self.agent.tool_ids = [(4, reader.id)]
+        self.assertTrue(self.execute("custom_reader", {}).success)
+        self.assertEqual(synchronous_commit(), configured, "code the addon does not own may write past the ORM")

@@ -275,15 +275,20 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
     for part in (order or "").split(",") if isinstance(order, str) else ():
         if part.strip():  # sorting on a field tells as much of it as filtering does
             _check_readable_path(records_model, part.split()[0].strip('"'))
-    limit = clamp_limit(limit)
+    limit, offset = clamp_limit(limit), int(offset or 0)
     try:
-        total = records_model.search_count(dom)
-        rows = read_rows(records_model.search(dom, offset=int(offset or 0), limit=limit, order=order or None),
-                         field_names)
+        records = records_model.search(dom, offset=offset, limit=limit, order=order or None)
+        # Counted only when the page is full, or empty past the first: else the page tells the total, as
+        # Odoo's own web_search_read does (addons/web/models/models.py), one query less for most lookups.
+        if len(records) == limit or (offset and not records):
+            total = records_model.search_count(dom)
+        else:
+            total = offset + len(records)
+        rows = read_rows(records, field_names)
     except ValueError as exc:  # bad order clause, bad operator...
         raise ToolError(f"invalid search on {model}: {exc}") from None
     note_free_text_fields(records_model, rows)
-    return {"model": model, "total": total, "count": len(rows), "offset": int(offset or 0), "records": rows}
+    return {"model": model, "total": total, "count": len(rows), "offset": offset, "records": rows}
 
 
 @agent_tool(
