@@ -243,9 +243,39 @@ class AgenticAiChatController(http.Controller):
         ``{thread, state: "queued", after_id}``; poll with ``after_id`` for
         the messages the run adds."""
         thread = self._get_thread(thread_id)
+        return self._queued(thread, lambda: thread._enqueue(self._message_param(message)))
+
+    @http.route("/agentic_ai/confirm/approve_async", type="jsonrpc", auth="user", methods=["POST"])
+    def confirm_approve_async(self, thread_id=None, tool_call_id=None, confirmation_id=None):
+        """Queue the approval of the call waiting for confirmation (named as
+        for approve, and checked the same way now) for the processor, and
+        return at once: ``{thread, state: "queued", after_id}``; poll with
+        ``after_id`` for what the run adds. The chat's way when its stream
+        reaches a multi-process HTTP worker, which must not wait for the
+        approved call and the model (issue 26 point 1)."""
+        return self._answer_async(True, thread_id, tool_call_id, confirmation_id)
+
+    @http.route("/agentic_ai/confirm/reject_async", type="jsonrpc", auth="user", methods=["POST"])
+    def confirm_reject_async(self, thread_id=None, tool_call_id=None, confirmation_id=None, reason=None):
+        """Queue the refusal of the call waiting for confirmation, with
+        ``reason``, as ``confirm/approve_async`` queues an approval."""
+        return self._answer_async(False, thread_id, tool_call_id, confirmation_id,
+                                  self._text_param("reason", reason, required=False))
+
+    def _answer_async(self, approved, thread_id, tool_call_id, confirmation_id, reason=None):
+        thread = self._get_thread(thread_id)
+        call_id, question = self._question_params(tool_call_id, confirmation_id)
+        return self._queued(thread, lambda: thread._enqueue_answer(approved, reason, tool_call_id=call_id,
+                                                                   confirmation_id=question))
+
+    @staticmethod
+    def _queued(thread, enqueue):
+        """``enqueue()`` on ``thread``, then what the queuing routes answer:
+        ``{thread, state, after_id}``, ``after_id`` the thread's last row
+        before it (poll after it)."""
         last = request.env["agentic.ai.thread.message"].search([("thread_id", "=", thread.id)], order="id desc",
                                                                limit=1)
-        thread._enqueue(self._message_param(message))
+        enqueue()
         return {"thread": _thread_dict(thread), "state": thread.state, "after_id": last.id or 0}
 
     @http.route("/agentic_ai/chat/poll", type="jsonrpc", auth="user", methods=["POST"])

@@ -21,7 +21,8 @@ _logger = logging.getLogger(__name__)
 # A tool result kept on its transcript row only up to this size (JSON characters); see add_tool_result.
 TOOL_RESULT_DATA_CHARS = 20000
 
-RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "async_requested_at", "last_error",
+RUNTIME_FIELDS = {"state", "pending_confirmation", "pending_message", "pending_answer", "async_requested_at",
+                  "last_error",
                   "queue_attempts", "queue_claimed_at", "queue_retry_at", "mode_used", "mode_reason",
                   "memory_pending"}
 # Fixed when the conversation is created.

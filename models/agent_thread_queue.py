@@ -5,7 +5,11 @@ Life of a queued message:
 
 - ``_enqueue``: the thread turns ``queued`` with the message in
   ``pending_message``, ``async_requested_at`` = now, ``queue_attempts`` = 0,
-  and the processor cron is triggered.
+  and the processor cron is triggered. ``_enqueue_answer`` queues the
+  user's answer to the confirmation waiting (``pending_answer``, and its
+  words in ``pending_message``): the chat's way when its stream reaches a
+  multi-process HTTP worker, which must not be held while the approved
+  call and the rest of the turn run (issue 26 point 1).
 - Claim: ``SELECT ... FOR UPDATE SKIP LOCKED`` takes the oldest ready thread;
   ``queue_claimed_at`` = now and ``queue_attempts`` + 1 are committed at once,
   so no other processor takes it. The state stays ``queued`` (busy to every
@@ -35,6 +39,7 @@ from odoo.tools import SQL
 
 from ..engine.durable import durability, step_connection
 from ..engine.durable.queue import QueueSettings, dispatch, is_lock_conflict, run_deadline
+from ..engine.text.clean_text import clean_text
 
 _logger = logging.getLogger(__name__)
 
@@ -49,6 +54,10 @@ class AgenticAiThread(models.Model):
     _queue_ready_idx = models.Index("(async_requested_at, id) WHERE pending_message IS NOT NULL")
 
     pending_message = fields.Text(readonly=True, help="User message queued for the asynchronous processor (cron).")
+    pending_answer = fields.Json(
+        readonly=True, copy=False,
+        help="The user's answer to the waiting confirmation, queued for the processor: {approved, reason, "
+             "tool_call_id, confirmation_id}; pending_message then holds its words.")
     async_requested_at = fields.Datetime(readonly=True, string="Queued At")
     queue_attempts = fields.Integer(
         readonly=True, help="Runs of the queued message tried so far (lock conflicts are not counted).")
@@ -98,6 +107,31 @@ class AgenticAiThread(models.Model):
         self._queue_trigger()
         return self
 
+    def _enqueue_answer(self, approved, reason=None, tool_call_id=None, confirmation_id=None):
+        """Queue the owner's answer to the question waiting (approve, or
+        reject with ``reason``) and wake the processor, which runs it as
+        ``handle_confirmation`` would, as the thread's user. The answer is
+        checked now as ``_check_can_answer`` checks it (UserError, LockError,
+        AccessError) and kept for the question waiting now: its
+        ``confirmation_id`` is pinned, so a question asked again later is
+        never answered by it. Returns the thread."""
+        self.ensure_one()
+        self._queue_lock_row()  # first: a concurrent answer or send waits, then finds the thread busy
+        self._check_can_answer(approved, reason, tool_call_id, confirmation_id)
+        if self.queue_claimed_at:
+            raise LockError(self.env._("This conversation is busy; wait for the current request to finish."))
+        pending = self.get_pending_confirmation()
+        reason = clean_text(reason or "", 2000)
+        words = self.env._("Approved") if approved else (
+            self.env._("Rejected: %s", reason) if reason else self.env._("Rejected"))
+        self._set_runtime_state(
+            state="queued", pending_message=words, async_requested_at=fields.Datetime.now(), queue_attempts=0,
+            queue_claimed_at=False, queue_retry_at=False, last_error=False,
+            pending_answer={"approved": approved, "reason": reason, "tool_call_id": pending.get("tool_call_id"),
+                            "confirmation_id": pending.get("confirmation_id")})
+        self._queue_trigger()
+        return self
+
     def _cancel_queued(self):
         """Drop the queued message before it runs (its owner only): the
         thread is ``active`` again and an assistant note says so. Returns the
@@ -110,8 +144,13 @@ class AgenticAiThread(models.Model):
             raise UserError(self.env._("This conversation has no queued message to cancel."))
         if self.queue_claimed_at:
             raise UserError(self.env._("The queued message has already started; stop the run instead."))
-        self._set_runtime_state(state="active", pending_message=False, async_requested_at=False,
-                                queue_claimed_at=False, queue_retry_at=False, last_error=False)
+        answer = self.pending_answer
+        self._set_runtime_state(state="waiting_confirmation" if answer else "active", pending_message=False,
+                                pending_answer=False, async_requested_at=False, queue_claimed_at=False,
+                                queue_retry_at=False, last_error=False)
+        if answer:  # the question waits again, unanswered
+            return self._add_message("assistant", self.env._("Your answer was withdrawn before it ran; nothing was "
+                                                             "done. The question still waits for your answer."))
         return self._add_message("assistant", self.env._("Your queued message was cancelled before it ran; "
                                                          "nothing was done."))
 
@@ -278,6 +317,13 @@ class AgenticAiThread(models.Model):
         context = self.env["res.users"].with_user(user).context_get()
         as_user = self.with_user(user).with_context(
             lang=context.get("lang"), tz=context.get("tz"), allowed_company_ids=[self.company_id.id])
+        answer = self.pending_answer
+        if answer:  # the question waits again for this answer's run alone, never committed so (see below)
+            self._set_runtime_state(state="waiting_confirmation")
+            as_user._handle_confirmation(
+                bool(answer.get("approved")), answer.get("reason") or "", tool_call_id=answer.get("tool_call_id"),
+                confirmation_id=answer.get("confirmation_id"), durable=True)
+            return
         # A queued thread is busy to every other caller; the run starts from an idle one. Never committed
         # alone: the run writes executing before its first commit, and a failure rolls back to queued.
         self._set_runtime_state(state="active")
@@ -324,7 +370,18 @@ class AgenticAiThread(models.Model):
 
     def _queue_retire(self, error, settings):
         """Give the message up: it and the error go to the transcript and the
-        thread ends ``error``."""
+        thread ends ``error``; an answer given up leaves its question waiting
+        again, the error said."""
+        if self.pending_answer:
+            self._add_message("assistant", self.env._(
+                "Your answer (%(answer)s) could not be processed after %(n)s attempts, so nothing was done: "
+                "%(error)s. The question still waits for your answer.", answer=self.pending_message,
+                n=settings.max_attempts, error=error))
+            self.env["agentic.ai.execution.log"].log("error", thread=self, success=False, error_message=error,
+                                                     input_data={"queue_attempts": self.queue_attempts})
+            self._set_runtime_state(state="waiting_confirmation", last_error=error)
+            self._queue_clear()
+            return
         self._add_message("user", self.pending_message)
         self._add_message("assistant", self.env._(
             "Your message could not be processed after %(n)s attempts, so nothing more will be done with it: "
@@ -351,5 +408,5 @@ class AgenticAiThread(models.Model):
         self._queue_clear()
 
     def _queue_clear(self):
-        self._set_runtime_state(pending_message=False, async_requested_at=False, queue_claimed_at=False,
-                                queue_retry_at=False)
+        self._set_runtime_state(pending_message=False, pending_answer=False, async_requested_at=False,
+                                queue_claimed_at=False, queue_retry_at=False)

@@ -104,10 +104,8 @@ class TestAsyncQueueRoutes(AgenticSetupMixin, HttpCase):
         self.assertEqual(self.env["agentic.ai.thread"].browse(thread["id"]).state, "active", "nothing was queued")
 
 
-@tagged("post_install", "-at_install")
-class TestAsyncQueueModel(AgenticCase):
-    """The queue's rules on the thread: enqueue, cancel, Process now, and
-    the processor on one conversation at a time."""
+class QueueCase(AgenticCase):
+    """Users, and the processor cron run in the test's transaction."""
 
     @classmethod
     def setUpClass(cls):
@@ -119,6 +117,12 @@ class TestAsyncQueueModel(AgenticCase):
         with self.enter_registry_test_mode():
             self.cron.method_direct_trigger()
         self.assertEqual(self.cron.failure_count, 0, "the processor never fails")
+
+
+@tagged("post_install", "-at_install")
+class TestAsyncQueueModel(QueueCase):
+    """The queue's rules on the thread: enqueue, cancel, Process now, and
+    the processor on one conversation at a time."""
 
     def test_queued_message_is_run_by_the_cron_as_its_user(self):
         self.script({"content": "processed later"})
@@ -196,3 +200,90 @@ class TestAsyncQueueModel(AgenticCase):
         self.assertEqual((thread.state, thread.message_ids.ids), ("queued", []), "nothing ran in the caller")
         with self.assertRaises(AccessError):
             thread.with_user(self.plain).action_process_queue_now()
+
+
+@tagged("post_install", "-at_install")
+class TestQueuedAnswers(QueueCase):
+    """An answer to a confirmation queued for the processor (issue 26 point
+    1): the chat's way when its stream reaches a multi-process HTTP worker,
+    which must not be held while the approved call and the model run."""
+
+    def test_a_queued_approval_runs_the_call_once_in_the_processor(self):
+        thread, partner = self.pending_deletion("Queued Approval", user=self.plain, reply="deleted it")
+        question = thread.get_pending_confirmation()
+        requests = len(self.scenario.chat_requests())
+        cron_triggers(self.env).unlink()
+        thread.with_user(self.plain)._enqueue_answer(True, confirmation_id=question["confirmation_id"])
+        self.assertEqual((thread.state, thread.pending_message), ("queued", "Approved"))
+        self.assertEqual(thread.pending_answer, {"approved": True, "reason": "", "tool_call_id": "call_del",
+                                                 "confirmation_id": question["confirmation_id"]})
+        self.assertTrue(partner.exists(), "nothing runs before the processor")
+        self.assertEqual(len(self.scenario.chat_requests()), requests, "the model is not asked before the processor")
+        self.assertEqual(len(cron_triggers(self.env)), 1, "the processor is woken at once")
+        mine = thread.with_user(self.plain)
+        with self.assertRaises(UserError, msg="a second answer: the question no longer waits"):
+            mine._enqueue_answer(True, confirmation_id=question["confirmation_id"])
+        with self.assertRaises(UserError):
+            mine.handle_confirmation(True, confirmation_id=question["confirmation_id"])
+        with self.assertRaises(UserError, msg="busy: a message waits for the answer's run"):
+            mine._enqueue("and then?")
+        self.run_cron()
+        self.assertFalse(partner.exists(), "the approved call ran")
+        self.assertEqual((thread.state, thread.pending_message, thread.pending_answer), ("completed", False, False))
+        self.assertEqual(thread.message_ids.sorted("id").mapped("role")[-3:],
+                         ["confirmation_response", "tool_result", "assistant"])
+        self.assertEqual(thread.message_ids.sorted("id")[-1].content, "deleted it")
+        executed = [("thread_id", "=", thread.id), ("tool_name", "=", "odoo_unlink"),
+                    ("action_type", "=", "tool_execution")]
+        runs = self.env["agentic.ai.execution.log"].search(executed)
+        self.assertEqual((len(runs), runs.user_id), (1, self.plain), "run once, in the name of the user who asked")
+        self.run_cron()
+        self.assertEqual(self.env["agentic.ai.execution.log"].search_count(executed), 1)
+
+    def test_a_queued_rejection_tells_the_model_and_runs_nothing(self):
+        thread, partner = self.pending_deletion("Queued Rejection", user=self.plain, reply="kept it")
+        thread.with_user(self.plain)._enqueue_answer(False, "keep this contact", tool_call_id="call_del")
+        self.assertEqual(thread.pending_message, "Rejected: keep this contact")
+        self.run_cron()
+        self.assertTrue(partner.exists())
+        self.assertEqual(thread.state, "completed")
+        told = self.scenario.chat_requests()[-1]["messages"][-1]
+        self.assertIn("CONFIRMATION_REJECTED", told["content"])
+        self.assertIn("keep this contact", told["content"])
+
+    def test_a_queued_answer_is_checked_at_once_and_can_be_withdrawn(self):
+        thread, partner = self.pending_deletion("Queued Withdrawn", user=self.plain)
+        question = thread.get_pending_confirmation()
+        with self.assertRaises(UserError):
+            thread.with_user(self.plain)._enqueue_answer(True, confirmation_id=question["confirmation_id"] + 1)
+        with self.assertRaises(UserError):
+            thread.with_user(self.plain)._enqueue_answer(True, tool_call_id="call_other")
+        with self.assertRaises(UserError):
+            thread.with_user(self.plain)._enqueue_answer("yes", tool_call_id="call_del")
+        with self.assertRaises(AccessError):
+            thread.with_user(self.other)._enqueue_answer(True, tool_call_id="call_del")
+        self.assertEqual((thread.state, thread.pending_answer), ("waiting_confirmation", False), "nothing queued")
+        thread.with_user(self.plain)._enqueue_answer(True, tool_call_id="call_del")
+        note = thread.with_user(self.plain).cancel_current()
+        self.assertIn("withdrawn", note.reply)
+        self.assertEqual((thread.state, thread.pending_message, thread.pending_answer),
+                         ("waiting_confirmation", False, False))
+        self.assertEqual(thread.get_pending_confirmation()["confirmation_id"], question["confirmation_id"],
+                         "the same question waits")
+        self.run_cron()
+        self.assertTrue(partner.exists(), "a withdrawn answer never runs")
+        result = thread.with_user(self.plain).handle_confirmation(True, confirmation_id=question["confirmation_id"])
+        self.assertEqual(result.state, "completed")
+        self.assertFalse(partner.exists())
+
+    def test_an_answer_the_processor_cannot_run_leaves_the_question_waiting(self):
+        self.env["ir.config_parameter"].set_param("agentic_ai.queue_max_attempts", "1")
+        thread, partner = self.pending_deletion("Queued Lost Access", user=self.plain)
+        thread.with_user(self.plain)._enqueue_answer(True, tool_call_id="call_del")
+        self.agent.user_ids = [(6, 0, self.other.ids)]  # the user loses the agent before the processor runs
+        with mute_logger("odoo.addons.agentic_ai.models.agent_thread_queue"):
+            self.run_cron()
+        self.assertTrue(partner.exists())
+        self.assertEqual((thread.state, thread.pending_answer), ("waiting_confirmation", False))
+        self.assertIn("not allowed", thread.last_error)
+        self.assertIn("still waits for your answer", thread.message_ids.sorted("id")[-1].content)

@@ -243,6 +243,31 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
                          ["summarise my week in the background", "processed in the background",
                           "and the week before?", "the week before was quiet"])
 
+    def test_an_answer_is_queued_when_streaming_is_off(self):
+        """Without the stream (polling on here; an HTTP worker of a
+        multi-process Odoo answers the stream 503 the same way), Approve
+        queues the answer (confirm/approve_async) instead of running the
+        call and the model in the request (issue 26 point 1); the processor
+        runs it once and the page shows the reply once."""
+        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.chat_polling", "True")
+        self.agent.require_confirmation = "destructive"
+        partner = self.env["res.partner"].create({"name": "Tour Partner Q"})
+        self.script(tool_call("odoo_unlink", {"model": "res.partner", "record_ids": [partner.id]}, "call_q"),
+                    {"content": "Deleted Tour Partner Q."})
+        agent = self.agent.with_user(self.salesperson)
+        thread = agent.start_thread(name="delete Tour Partner Q")
+        self.assertEqual(agent.run(thread.id, "delete Tour Partner Q").state, "waiting_confirmation")
+        join = self.run_processor_when_queued(thread.id, "Approved")
+        try:
+            self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_answer",
+                            login="chat_sales", timeout=120)
+        finally:
+            join()
+        thread.invalidate_recordset()
+        self.assertFalse(partner.exists(), "the approved deletion ran, in the processor")
+        self.assertEqual((thread.state, thread.pending_answer), ("completed", False))
+        self.assertEqual(len(thread.message_ids.filtered(lambda m: m.role == "confirmation_response")), 1)
+
     def run_processor_when_queued(self, thread_id, message):
         """Start a thread that runs the queue processor once ``message``
         waits on ``thread_id``, as the cron would while the page polls; the

@@ -23,6 +23,8 @@ THREAD_ROUTES = {  # route: the parameters it needs besides thread_id
     "/agentic_ai/chat/poll": {},
     "/agentic_ai/confirm/approve": {"tool_call_id": "call_x"},
     "/agentic_ai/confirm/reject": {"tool_call_id": "call_x"},
+    "/agentic_ai/confirm/approve_async": {"tool_call_id": "call_x"},
+    "/agentic_ai/confirm/reject_async": {"tool_call_id": "call_x"},
     "/agentic_ai/chat/cancel": {},
     "/agentic_ai/thread/stats": {},
 }

@@ -18,7 +18,8 @@ import { SSEParser } from "./sse_parser";
  * already has). When the stream route answers that streaming is unavailable
  * (no JSON error: the route is missing or a proxy failed) before anything
  * ran, the message goes through `chat/send_async` (an answer to a
- * confirmation through `confirm/approve` or `confirm/reject`) and is polled.
+ * confirmation through `confirm/approve_async` or `confirm/reject_async`) and
+ * is polled.
  * With `streaming: false` (an administrator turned streaming off, see the
  * `streaming` key of `/agentic_ai/agents`) the stream route is never tried:
  * every run takes that same way. Each poll answer's state goes to
@@ -81,16 +82,14 @@ export class StreamingHandler {
         if (!approve) {
             body.reason = params.reason = reason;
         }
-        return this.start(body, async () => {
-            const answer = await rpc(
-                approve ? "/agentic_ai/confirm/approve" : "/agentic_ai/confirm/reject",
+        // Without the stream (an HTTP worker of a multi-process Odoo, or polling on), the answer is queued and
+        // polled, as a message is: no HTTP worker waits for the approved call and the model (issue 26 point 1).
+        return this.start(body, () =>
+            rpc(
+                approve ? "/agentic_ai/confirm/approve_async" : "/agentic_ai/confirm/reject_async",
                 params
-            );
-            for (const row of answer.messages) {
-                this.dispatchRow(row);
-            }
-            return { after_id: this.afterId };
-        });
+            )
+        );
     }
 
     /** Stop reading and polling; the server stops the run at its next step. */

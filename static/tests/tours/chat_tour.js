@@ -569,3 +569,32 @@ registry.category("web_tour.tours").add("agentic_ai_chat_citations", {
         { trigger: ".o_control_panel .o_breadcrumb:contains(Returns Handbook)" },
     ],
 });
+
+registry.category("web_tour.tours").add("agentic_ai_chat_polling_answer", {
+    url: "/odoo/action-agentic_ai.chat_action",
+    steps: () => [
+        {
+            trigger:
+                ".o_agentic_ai_thread:contains(delete Tour Partner Q) .o_agentic_ai_thread_name",
+            run: "click",
+        },
+        { trigger: ".o_agentic_ai_confirmation:contains(Tour Partner Q)" },
+        { trigger: ".o_agentic_ai_approve", run: "click" },
+        // Queued for the processor (no stream): the bar is gone while the answer waits.
+        { trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_confirmation))" },
+        // The processor runs in the test's own thread, on the cursor the page's polls share: give it time.
+        {
+            trigger:
+                ".o_agentic_ai_bubble_assistant[data-message-id]:contains(Deleted Tour Partner Q)",
+            timeout: 45000,
+        },
+        idle(),
+        {
+            trigger: ".o_agentic_ai_chat:not(:has(.o_agentic_ai_thinking))",
+            run() {
+                countText(".o_agentic_ai_bubble_assistant", "Deleted Tour Partner Q", 1);
+                count(".o_agentic_ai_confirmation", 0);
+            },
+        },
+    ],
+});
