@@ -172,16 +172,25 @@ class AgenticAiThread(models.Model):
                            for key, value in values.items()})
 
     # ------------------------------------------------------------- transcript
-    def _add_message(self, role, content="", **values):
+    def _add_message(self, role, content="", owner=None, **values):
         """Append a transcript row. Rows are written by the engine only:
-        users read them, they never create or edit them."""
+        users read them, they never create or edit them. ``owner``: this
+        thread's ``{"user_id", "company_id"}`` (ids) when the caller read
+        them already (``_owner``), so that the row's INSERT does not read
+        the thread again."""
         self.ensure_one()
         for key in ("tool_name", "tool_arguments", "tool_result_data"):
             if values.get(key):
                 values[key] = clean_text(values[key])
         message = self.env["agentic.ai.thread.message"].sudo().create({
-            "thread_id": self.id, "role": role, "content": clean_text(content), **values})
+            "thread_id": self.id, "role": role, "content": clean_text(content), **(owner or {}), **values})
         return message.sudo(False)
+
+    def _owner(self):
+        """``{"user_id", "company_id"}`` of this thread (ids), fixed once it is
+        created (FROZEN_FIELDS): what each transcript row carries."""
+        self.ensure_one()
+        return {"user_id": self.user_id.id, "company_id": self.company_id.id}
 
     @api.private
     def _mark_turn_given_read_text(self):
@@ -195,9 +204,10 @@ class AgenticAiThread(models.Model):
             row.untrusted_content = True
 
     @api.private
-    def add_user_message(self, content):
-        """Append the user's message; returns the message record."""
-        return self._add_message("user", content)
+    def add_user_message(self, content, owner=None):
+        """Append the user's message; returns the message record. ``owner``
+        as for ``_add_message`` (so for every ``add_*`` here)."""
+        return self._add_message("user", content, owner)
 
     @api.private
     def add_assistant_message(self, content, **values):
@@ -205,11 +215,11 @@ class AgenticAiThread(models.Model):
         return self._add_message("assistant", content, **values)
 
     @api.private
-    def add_tool_call(self, tool_call, content=""):
+    def add_tool_call(self, tool_call, content="", owner=None):
         """Append one call the model requested (``llm.ToolCall``); ``content``
         is the text the model sent along with its calls."""
         return self._add_message(
-            "tool_call", content,
+            "tool_call", content, owner,
             tool_call_id=tool_call.id,
             tool_call_id_generated=tool_call.id_generated,
             tool_provider_data=tool_call.provider_data or False,
@@ -222,7 +232,7 @@ class AgenticAiThread(models.Model):
 
     @api.private
     def add_tool_result(self, tool_call_id, tool_name, content, success=True, data=None, status=None, call=None,
-                        untrusted=False):
+                        untrusted=False, owner=None):
         """Append a tool's observation and mark its call with ``status``:
         done, error (by default from ``success``) or rejected. ``call`` is the
         call's row when the caller has it (else it is looked up);
@@ -241,7 +251,7 @@ class AgenticAiThread(models.Model):
                 [("thread_id", "=", self.id), ("tool_call_id", "=", tool_call_id), ("role", "=", "tool_call")])
         call.sudo().write({"tool_status": status})
         return self._add_message(
-            "tool_result", content, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
+            "tool_result", content, owner, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
             tool_result_data=data_json or False,
             untrusted_content=bool(untrusted),
         )

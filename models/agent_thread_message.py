@@ -69,9 +69,20 @@ class AgenticAiThreadMessage(models.Model):
     references = fields.Json(
         readonly=True, help="The knowledge excerpts an answer was given (issue 13 point 6): [{content, source, "
                             "source_id, score}], shown in the chat as its citations.")
-    # Precomputed: set in the row's INSERT, not by an UPDATE after it.
-    user_id = fields.Many2one(related="thread_id.user_id", store=True, index=True, precompute=True)
-    company_id = fields.Many2one(related="thread_id.company_id", store=True, precompute=True)
+    # The thread's, set in the row's INSERT (precomputed), never changed: a thread's user and company are fixed
+    # when it is created (agent_thread.FROZEN_FIELDS). Given by the engine, which read them once for the turn
+    # (a commit empties Odoo's cache: the thread's row would be read again for each row, issue 26 point 6);
+    # else computed from the thread. Not writable by anyone but the engine (read-only access rights).
+    user_id = fields.Many2one("res.users", string="User", compute="_compute_owner", store=True, index=True,
+                              precompute=True, readonly=False)
+    company_id = fields.Many2one("res.company", string="Company", compute="_compute_owner", store=True,
+                                 precompute=True, readonly=False)
+
+    @api.depends("thread_id")
+    def _compute_owner(self):
+        for message in self:
+            message.user_id = message.thread_id.user_id
+            message.company_id = message.thread_id.company_id
 
     @api.depends("role", "content")
     def _compute_content_html(self):

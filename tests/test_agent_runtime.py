@@ -47,6 +47,20 @@ class TestAgentRuntime(AgenticCase):
         self.assertFalse(thread.message_ids, "nothing is added to the thread")
 
     # ------------------------------------------------------------- the loop
+    def test_every_transcript_row_carries_its_thread_s_user_and_company(self):
+        """A row's user and company are its thread's, whether the engine gave
+        them (read once per turn, issue 26 point 6) or the row computed them;
+        record rules read them (security/agentic_ai_rules.xml)."""
+        thread, _result = self.run_agent("hello", user=self.plain)
+        self.script(tool_call("odoo_search_read", {"model": "res.partner", "limit": 1}), {"content": "ok"})
+        self.agent.with_user(self.plain).run(thread.id, "one call")
+        thread._add_message("assistant", "a row the engine wrote without them")
+        rows = thread.message_ids
+        self.assertGreaterEqual(len(rows), 6)
+        self.assertEqual((rows.user_id, rows.company_id), (self.plain, thread.company_id))
+        self.assertEqual(thread.with_user(self.plain).message_ids, rows.with_user(self.plain),
+                         "the owner reads every row of the conversation")
+
     def test_plain_answer_completes_thread(self):
         self.script({"content": "Hello! How can I help?"})
         thread, result = self.run_agent("hi")

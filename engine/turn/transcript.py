@@ -77,6 +77,7 @@ class Transcript:
         self.provenance = provenance
         self._approved_calls: set[str] = set()
         self._folder = MessageFolder()
+        self.owner = thread._owner()  # each row's user and company, read once: the thread's row is not read again
         rows = thread.message_ids.sorted("id")
         rows.fetch(ROW_FIELDS)
         for row in rows:
@@ -174,18 +175,18 @@ class Transcript:
     # ------------------------------------------------------------- appending
     def add_user(self, text: str):
         self.rejected_calls = []  # a new request: the user may now want what they refused before
-        return self._added(self.thread.add_user_message(text))
+        return self._added(self.thread.add_user_message(text, self.owner))
 
     def add_assistant(self, text: str, failure: bool = False, **usage):
         """An answer of the agent; ``usage`` holds ``input_tokens``/``output_tokens``;
         ``failure``: the agent's words on the model's failure (``llm_failure``)."""
-        return self._added(self.thread.add_assistant_message(text, **usage, **({"llm_failure": True} if failure
-                                                                                else {})))
+        return self._added(self.thread.add_assistant_message(text, owner=self.owner, **usage,
+                                                             **({"llm_failure": True} if failure else {})))
 
     def add_tool_calls(self, calls: list[ToolCall], content: str = "") -> None:
         """The calls of one model answer, ``content`` the text sent with them."""
         for index, call in enumerate(calls):
-            row = self.thread.add_tool_call(call, content=content if index == 0 else "")
+            row = self.thread.add_tool_call(call, content=content if index == 0 else "", owner=self.owner)
             self.call_rows[call.id] = self._added(row)
 
     def add_tool_result(self, call_id: str, tool_name: str, text: str, *, success: bool, data=None,
@@ -196,7 +197,7 @@ class Transcript:
             self.rejected_calls.append((tool_name, self.call_rows[call_id]._get_arguments()))
         row = self._added(self.thread.add_tool_result(call_id, tool_name, text, success=success, data=data,
                                                       status=status, call=self.call_rows.get(call_id),
-                                                      untrusted=bool(untrusted)), data)
+                                                      untrusted=bool(untrusted), owner=self.owner), data)
         self.result_rows[call_id] = row
         return row
 
