@@ -544,7 +544,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         _id, token, _check, _async, stop, xid, now = step_commit.lock_row(
             cr, self.thread._table, self.thread.id, retry=retry,
             columns=("id", "run_token", run_lease.client_check(cr),
-                     step_commit.ASYNC_COMMIT if self.durable else "NULL", durability.STOP_REQUESTED_COLUMN,
+                     step_commit.ASYNC_COMMIT if self.durable and step_commit.async_steps() else "NULL",
+                     durability.STOP_REQUESTED_COLUMN,
                      *step_commit.TRANSACTION_COLUMNS))
         self.lock_seconds += time.perf_counter() - started
         self._stop_seen = bool(stop)

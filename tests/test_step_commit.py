@@ -5,12 +5,14 @@ COMMIT that fails still fails, and a lock refused because a concurrent
 transaction changed the row is retried on a fresh snapshot."""
 import threading
 import time
+from unittest.mock import patch
 
 from psycopg2 import errors
 
 from odoo import SUPERUSER_ID, api, sql_db
 from odoo.exceptions import LockError
 from odoo.tests import TransactionCase, tagged
+from odoo.tools import config
 
 from ..engine.durable import run_lease, step_commit
 
@@ -179,3 +181,10 @@ class TestStepCommit(TransactionCase):
         cr.execute("SHOW synchronous_commit")
         self.assertEqual(cr.fetchone()[0], configured)
         cr.rollback()
+
+    def test_an_operator_may_keep_every_step_synchronous(self):
+        """``agentic_ai_synchronous_steps`` in Odoo's configuration file turns
+        the asynchronous steps off; a value that is not a boolean keeps them."""
+        for value, wanted in ((None, True), ("True", False), ("1", False), ("0", True), ("maybe", True)):
+            with self.subTest(value=value), patch.dict(config.options.maps[0], {"agentic_ai_synchronous_steps": value}):
+                self.assertEqual(step_commit.async_steps(), wanted)

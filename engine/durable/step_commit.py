@@ -28,6 +28,7 @@ import time
 
 from odoo.exceptions import LockError
 from odoo.service.model import MAX_TRIES_ON_CONCURRENCY_FAILURE, PG_CONCURRENCY_EXCEPTIONS_TO_RETRY
+from odoo.tools import config, str2bool
 
 from . import run_lease
 
@@ -111,6 +112,15 @@ def _committed(cr, xid) -> bool:
 #: as a whole, with every later transaction: the database stays consistent. A step that keeps a business change
 #: calls ``commit_durably`` and waits as the server is configured to, which also flushes every step before it.
 ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)"
+
+
+def async_steps() -> bool:
+    """Whether durable runs select ``ASYNC_COMMIT`` with their step locks:
+    yes, unless Odoo's configuration file sets ``agentic_ai_synchronous_steps``
+    to a true value (an operator whose policy wants every step, the audit
+    rows of reads and model calls included, on disk before it returns)."""
+    value = config.get("agentic_ai_synchronous_steps")
+    return not (value and str2bool(str(value), default=False))
 
 
 def commit_durably(cr) -> None:
