@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ..llm import TokenTracker
 from ..llm.base import fenced_block
@@ -48,6 +49,11 @@ MESSAGE_CHARS = 2000               # of each
 MAX_ANSWER_CHARS = 50000           # of the extractor's answer read
 MAX_JSON_STARTS = 20               # places tried where JSON may start (bounds the work on any answer)
 CRON_XMLID = "agentic_ai.ir_cron_consolidate_memories"
+#: Seconds from the end of a turn to the consolidation it asks for: a conversation's next turn, usually sent
+#: within that time, does not run beside its consolidation, and the turns of many conversations are learnt in one
+#: run of the cron instead of one run each (issue 26 point 6: with the cron on, a consolidation triggered at each
+#: turn's end ran beside the next turn).
+CONSOLIDATION_DELAY = 30
 
 RAG_LIMIT = 4                      # knowledge excerpts injected into one prompt
 RAG_EXCERPT_CHARS = 1500           # of each
@@ -206,13 +212,16 @@ class MemoryManager:
     # ---------------------------------------------------------- consolidation
     def mark_pending(self) -> None:
         """At the end of a completed turn: have the consolidation cron learn
-        from this thread soon (triggered at once), when memory is on."""
-        if not self.learns(self.thread):
+        from this thread soon, when memory is on: triggered
+        ``CONSOLIDATION_DELAY`` seconds later, once per mark (a thread marked
+        already has its consolidation asked for; the cron also runs every 5
+        minutes)."""
+        if not self.learns(self.thread) or self.thread.memory_pending:
             return
         self.thread._set_runtime_state(memory_pending=True)
         cron = self.thread.env.ref(CRON_XMLID, raise_if_not_found=False)
         if cron:
-            cron.sudo()._trigger()
+            cron.sudo()._trigger(self.thread.env.cr.now() + timedelta(seconds=CONSOLIDATION_DELAY))
 
     def consolidate(self):
         """Extract and store what this conversation teaches (see the module

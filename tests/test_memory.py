@@ -10,7 +10,7 @@ from odoo import fields
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tests import new_test_user, tagged
 
-from ..engine.memory_manager import EXTRACTOR_PROMPT, MEMORY_HEADER, parse_extraction
+from ..engine.memory_manager import CONSOLIDATION_DELAY, EXTRACTOR_PROMPT, MEMORY_HEADER, parse_extraction
 from ..models.agent_memory import query_terms
 from .common import AgenticCase, tool_call
 
@@ -238,12 +238,24 @@ class TestMemory(AgenticCase):
             with self.subTest(text=text):
                 self.assertEqual(parse_extraction(text), ([], ""))
 
+    def test_a_thread_marked_already_is_not_triggered_again(self):
+        thread, _result, _prompt = self.turn(self.user_a, "I prefer quotations valid 15 days.", {"content": "Noted."})
+        cron = self.env.ref("agentic_ai.ir_cron_consolidate_memories")
+        self.script(({"content": "Noted too."}, is_chat))
+        again = self.agent.with_user(self.user_a).run(thread.id, "And valid 20 days for Azure Interior.")
+        self.assertEqual(again.state, "completed", again.error)
+        self.assertTrue(thread.memory_pending)
+        self.assertEqual(self.env["ir.cron.trigger"].search_count([("cron_id", "=", cron.id)]), 1,
+                         "one consolidation asked for the two turns")
+
     def test_completed_turn_is_consolidated_by_the_cron(self):
         thread, _result, _prompt = self.turn(self.user_a, "I prefer quotations valid 15 days.", {"content": "Noted."})
         self.assertTrue(thread.memory_pending)
         cron = self.env.ref("agentic_ai.ir_cron_consolidate_memories")
-        self.assertTrue(self.env["ir.cron.trigger"].search_count([("cron_id", "=", cron.id)]),
-                        "the cron is triggered at once")
+        triggers = self.env["ir.cron.trigger"].search([("cron_id", "=", cron.id)])
+        self.assertEqual(len(triggers), 1)
+        self.assertAlmostEqual((triggers.call_at - self.env.cr.now()).total_seconds(), CONSOLIDATION_DELAY,
+                               delta=5, msg="triggered once the conversation has paused, not beside its next turn")
         written = thread.write_date
         requests = self.consolidate([{"key": "quotation validity", "content": "Quotations valid 15 days.",
                                       "type": "semantic", "scope": "user", "importance": 0.8}],
