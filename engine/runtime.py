@@ -535,16 +535,20 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         seconds (``run_lease.client_check``). The same statement reads
         whether a stop was asked (``_stop_asked``) and the transaction's id
         and time (``step_commit.TRANSACTION_COLUMNS``): a step's bookkeeping
-        costs one statement, not four. In a durable run it also makes the
-        step's commit asynchronous (``step_commit.ASYNC_COMMIT``): a step that
-        keeps a business change (the executor), and the run's last commit,
-        wait for the disk again (``step_commit.commit_durably``)."""
+        costs one statement, not four. In a durable run, after the opening,
+        it also makes the step's commit asynchronous
+        (``step_commit.ASYNC_COMMIT``): a step that keeps a business change
+        (the executor), and the run's last commit, wait for the disk again
+        (``step_commit.commit_durably``); the opening's transaction, which
+        may hold what its caller wrote before the run, commits as the server
+        is configured."""
         cr = self.env.cr
         started = time.perf_counter()
         _id, token, _check, _async, stop, xid, now = step_commit.lock_row(
             cr, self.thread._table, self.thread.id, retry=retry,
             columns=("id", "run_token", run_lease.client_check(cr),
-                     step_commit.ASYNC_COMMIT if self.durable and step_commit.async_steps() else "NULL",
+                     # Never at the opening (``retry`` False): that transaction may hold its caller's own writes.
+                     step_commit.ASYNC_COMMIT if retry and self.durable and step_commit.async_steps() else "NULL",
                      durability.STOP_REQUESTED_COLUMN,
                      *step_commit.TRANSACTION_COLUMNS))
         self.lock_seconds += time.perf_counter() - started

@@ -62,8 +62,9 @@ class AgenticAiThreadMessage(models.Model):
              "instructions aimed at the model.")
     llm_failure = fields.Boolean(
         readonly=True, help="The agent's own words on a failure of the model (the service did not answer, refused "
-                            "the request, or the conversation is too long for it): shown to the user, never sent "
-                            "back to the model as its earlier answer (issue 24 point 2).")
+                            "the request, or the conversation is too long for it), or on an answer to a question "
+                            "that was withdrawn or could not be run: shown to the user, never sent back to the model "
+                            "as its earlier answer (issue 24 point 2).")
     input_tokens = fields.Integer()
     output_tokens = fields.Integer()
     references = fields.Json(

@@ -148,9 +148,10 @@ class AgenticAiThread(models.Model):
         self._set_runtime_state(state="waiting_confirmation" if answer else "active", pending_message=False,
                                 pending_answer=False, async_requested_at=False, queue_claimed_at=False,
                                 queue_retry_at=False, last_error=False)
-        if answer:  # the question waits again, unanswered
+        if answer:  # the question waits again, unanswered; the note is the agent's, never the model's (llm_failure)
             return self._add_message("assistant", self.env._("Your answer was withdrawn before it ran; nothing was "
-                                                             "done. The question still waits for your answer."))
+                                                             "done. The question still waits for your answer."),
+                                     llm_failure=True)
         return self._add_message("assistant", self.env._("Your queued message was cancelled before it ran; "
                                                          "nothing was done."))
 
@@ -373,10 +374,11 @@ class AgenticAiThread(models.Model):
         thread ends ``error``; an answer given up leaves its question waiting
         again, the error said."""
         if self.pending_answer:
+            # Between the call and its result: the agent's words, never sent to the model as its own (llm_failure).
             self._add_message("assistant", self.env._(
                 "Your answer (%(answer)s) could not be processed after %(n)s attempts, so nothing was done: "
                 "%(error)s. The question still waits for your answer.", answer=self.pending_message,
-                n=settings.max_attempts, error=error))
+                n=settings.max_attempts, error=error), llm_failure=True)
             self.env["agentic.ai.execution.log"].log("error", thread=self, success=False, error_message=error,
                                                      input_data={"queue_attempts": self.queue_attempts})
             self._set_runtime_state(state="waiting_confirmation", last_error=error)

@@ -275,6 +275,18 @@ class TestQueuedAnswers(QueueCase):
         result = thread.with_user(self.plain).handle_confirmation(True, confirmation_id=question["confirmation_id"])
         self.assertEqual(result.state, "completed")
         self.assertFalse(partner.exists())
+        self.assert_result_follows_its_call()
+
+    def assert_result_follows_its_call(self):
+        """In the history last sent to the model, the call's result comes
+        right after the assistant message that asked for it: a note of the
+        queue in between (the answer withdrawn, given up) is the agent's
+        words, never sent (providers refuse a history where it is)."""
+        messages = self.scenario.chat_requests()[-1]["messages"]
+        asked = next(i for i, m in enumerate(messages) if any(
+            c.get("id") == "call_del" for c in m.get("tool_calls") or ()))
+        self.assertEqual((messages[asked + 1]["role"], messages[asked + 1].get("tool_call_id")), ("tool", "call_del"))
+        self.assertFalse([m for m in messages if "still waits for your answer" in str(m.get("content"))])
 
     def test_an_answer_the_processor_cannot_run_leaves_the_question_waiting(self):
         self.env["ir.config_parameter"].set_param("agentic_ai.queue_max_attempts", "1")
@@ -287,3 +299,8 @@ class TestQueuedAnswers(QueueCase):
         self.assertEqual((thread.state, thread.pending_answer), ("waiting_confirmation", False))
         self.assertIn("not allowed", thread.last_error)
         self.assertIn("still waits for your answer", thread.message_ids.sorted("id")[-1].content)
+        self.agent.user_ids = [(6, 0, [])]  # the agent open to every AI user again: the question is answered
+        result = thread.with_user(self.plain).handle_confirmation(True, tool_call_id="call_del")
+        self.assertEqual(result.state, "completed", result.error)
+        self.assertFalse(partner.exists())
+        self.assert_result_follows_its_call()

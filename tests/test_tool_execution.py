@@ -460,11 +460,11 @@ class TestToolExecution(ToolCase):
         partner = self.env["res.partner"].create({"name": "Durable Probe"})
         undone = self.Tool.create({"name": "writes_then_fails", "description": "x", "tool_type": "python_code",
                                    "risk_level": "medium",
-                                   "python_code": f"env['res.partner'].browse({partner.id}).name = 'Undone'\n"
-                                                  "raise UserError('changed its mind')"})
+                                   "python_code": f"env['res.partner'].browse({partner.id}).write("
+                                                  "{'name': 'Undone'})\nraise UserError('changed its mind')"})
         self.agent.tool_ids = [(4, undone.id)]
         failed = self.execute("writes_then_fails", {})
-        self.assertIn("changed its mind", failed.error)
+        self.assertTrue(failed.error.startswith("UserError: changed its mind"), failed.error)
         self.assertEqual(partner.name, "Durable Probe")
         self.assertEqual(synchronous_commit(), "off", "a write rolled back to its savepoint kept nothing")
         written = self.execute("odoo_write", {"model": "res.partner", "record_ids": [partner.id],
