@@ -102,8 +102,15 @@ class AgenticAiThread(models.Model):
             state = dict(self._fields["state"]._description_selection(self.env))[self.state]
             raise LockError(self.env._("This conversation is busy (%s); wait for the current request to finish.",
                                        state))
-        self._set_runtime_state(state="queued", pending_message=text, async_requested_at=fields.Datetime.now(),
-                                queue_attempts=0, queue_claimed_at=False, queue_retry_at=False, last_error=False)
+        return self._queue_put(text)
+
+    def _queue_put(self, words, answer=False):
+        """Make this thread ``queued`` with ``words`` (the message, or an
+        answer's words) and ``answer`` (``pending_answer``), its attempts and
+        claim reset, and wake the processor. Returns the thread."""
+        self._set_runtime_state(state="queued", pending_message=words, pending_answer=answer,
+                                async_requested_at=fields.Datetime.now(), queue_attempts=0, queue_claimed_at=False,
+                                queue_retry_at=False, last_error=False)
         self._queue_trigger()
         return self
 
@@ -124,13 +131,9 @@ class AgenticAiThread(models.Model):
         reason = clean_text(reason or "", 2000)
         words = self.env._("Approved") if approved else (
             self.env._("Rejected: %s", reason) if reason else self.env._("Rejected"))
-        self._set_runtime_state(
-            state="queued", pending_message=words, async_requested_at=fields.Datetime.now(), queue_attempts=0,
-            queue_claimed_at=False, queue_retry_at=False, last_error=False,
-            pending_answer={"approved": approved, "reason": reason, "tool_call_id": pending.get("tool_call_id"),
-                            "confirmation_id": pending.get("confirmation_id")})
-        self._queue_trigger()
-        return self
+        return self._queue_put(words, {"approved": approved, "reason": reason,
+                                       "tool_call_id": pending.get("tool_call_id"),
+                                       "confirmation_id": pending.get("confirmation_id")})
 
     def _cancel_queued(self):
         """Drop the queued message before it runs (its owner only): the
@@ -379,18 +382,14 @@ class AgenticAiThread(models.Model):
                 "Your answer (%(answer)s) could not be processed after %(n)s attempts, so nothing was done: "
                 "%(error)s. The question still waits for your answer.", answer=self.pending_message,
                 n=settings.max_attempts, error=error), llm_failure=True)
-            self.env["agentic.ai.execution.log"].log("error", thread=self, success=False, error_message=error,
-                                                     input_data={"queue_attempts": self.queue_attempts})
-            self._set_runtime_state(state="waiting_confirmation", last_error=error)
-            self._queue_clear()
-            return
-        self._add_message("user", self.pending_message)
-        self._add_message("assistant", self.env._(
-            "Your message could not be processed after %(n)s attempts, so nothing more will be done with it: "
-            "%(error)s", n=settings.max_attempts, error=error))
+        else:
+            self._add_message("user", self.pending_message)
+            self._add_message("assistant", self.env._(
+                "Your message could not be processed after %(n)s attempts, so nothing more will be done with it: "
+                "%(error)s", n=settings.max_attempts, error=error))
         self.env["agentic.ai.execution.log"].log("error", thread=self, success=False, error_message=error,
                                                  input_data={"queue_attempts": self.queue_attempts})
-        self._set_runtime_state(state="error", last_error=error)
+        self._set_runtime_state(state="waiting_confirmation" if self.pending_answer else "error", last_error=error)
         self._queue_clear()
 
     def _queue_settle_started(self, error):

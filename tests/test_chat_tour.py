@@ -232,12 +232,7 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         self.assertEqual(thread.state, "completed")
         # Then a second message, polled live while the processor runs it.
         self.script({"content": "the week before was quiet"})
-        join = self.run_processor_when_queued(thread.id, "and the week before?")
-        try:
-            self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_receive",
-                            login="chat_sales", timeout=120)
-        finally:
-            join()
+        self.tour_with_processor(thread.id, "and the week before?", "agentic_ai_chat_polling_receive")
         thread.invalidate_recordset()
         self.assertEqual(thread.message_ids.filtered(lambda m: m.role in ("user", "assistant")).mapped("content"),
                          ["summarise my week in the background", "processed in the background",
@@ -257,16 +252,20 @@ class TestChatTour(AgenticSetupMixin, HttpCase):
         agent = self.agent.with_user(self.salesperson)
         thread = agent.start_thread(name="delete Tour Partner Q")
         self.assertEqual(agent.run(thread.id, "delete Tour Partner Q").state, "waiting_confirmation")
-        join = self.run_processor_when_queued(thread.id, "Approved")
-        try:
-            self.start_tour("/odoo/action-agentic_ai.chat_action", "agentic_ai_chat_polling_answer",
-                            login="chat_sales", timeout=120)
-        finally:
-            join()
+        self.tour_with_processor(thread.id, "Approved", "agentic_ai_chat_polling_answer")
         thread.invalidate_recordset()
         self.assertFalse(partner.exists(), "the approved deletion ran, in the processor")
         self.assertEqual((thread.state, thread.pending_answer), ("completed", False))
         self.assertEqual(len(thread.message_ids.filtered(lambda m: m.role == "confirmation_response")), 1)
+
+    def tour_with_processor(self, thread_id, message, tour):
+        """Run ``tour`` as chat_sales while the queue processor runs once
+        ``message`` waits on ``thread_id`` (``run_processor_when_queued``)."""
+        join = self.run_processor_when_queued(thread_id, message)
+        try:
+            self.start_tour("/odoo/action-agentic_ai.chat_action", tour, login="chat_sales", timeout=120)
+        finally:
+            join()
 
     def run_processor_when_queued(self, thread_id, message):
         """Start a thread that runs the queue processor once ``message``
