@@ -234,8 +234,12 @@ class AgenticAiAgent(models.Model):
             raise AccessError(self.env._("The user %s is archived and cannot use agents.", user.sudo().name))
         if not user.has_group("agentic_ai.group_agentic_ai_user"):
             raise AccessError(self.env._("You are not an AI Agent user."))
-        if self.user_ids or self.group_ids:
-            allowed = user in self.sudo().user_ids or bool(user.all_group_ids & self.sudo().group_ids)
+        # The lists are read as superuser: read as the user, ``user_ids`` went through res.users' record rules,
+        # a multi-company ``parent_of`` domain built again at every run's opening (the largest item of a run's
+        # profile under load, bench/load.py, issue 26 point 5).
+        agent = self.sudo()
+        if agent.user_ids or agent.group_ids:
+            allowed = user.id in agent.user_ids._ids or bool(set(user.all_group_ids._ids) & set(agent.group_ids._ids))
             if not allowed:
                 raise AccessError(self.env._("You are not allowed to use the agent %s.", self.name))
         return True
