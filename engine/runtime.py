@@ -100,8 +100,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.repeats = RepeatGuard(self.context.tools)  # identical calls of this turn (issue 12, BR-10)
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
         self.lease: str | None = None  # this run's token on its thread while it holds it (_running)
-        # Read with the step's row lock (_lock_thread_row): whether a stop was asked (None once looked at), and the
-        # transaction's id, for its commit (None once committed or rolled back).
+        # Read with the step's row lock (_lock_thread_row): whether a stop was asked (see _stop_asked), and the
+        # transaction's id, for its commit (both None once committed or rolled back).
         self._stop_seen: bool | None = None
         self._xid: str | None = None
         # The daily costs of the rate limits at this turn's first LLM call, and the run's cost then (_rate_limited).
@@ -245,7 +245,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 self._answer(content, input_tokens=response.input_tokens, output_tokens=response.output_tokens)
                 raise TurnEnd("completed", content)
             self.transcript.add_tool_calls(calls, content=response.content or "")
-            self._checkpoint()  # the answer is kept: a death from here leaves calls the repair can close
+            self._keep_answer(calls)
             paused = self._run_calls(calls, response.finish_reason)
             if paused:
                 raise TurnEnd("waiting_confirmation", paused.summary(), confirmation=paused)
@@ -272,6 +272,30 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.history_cap = sent // 2
         return True
 
+    def _reads_only(self, calls) -> bool:
+        """Whether running ``calls`` can change nothing: each is the addon's
+        own read-only tool (a registered function, ``ToolSpec.read_only``) or
+        is not run at all (an unknown tool, arguments that are not JSON).
+        Code the addon does not own (a server action, Python code) may write
+        whatever its hints say."""
+        for call in calls:
+            spec = self.context.tools.get(call.name)
+            if spec is not None and not call.parse_error and not (spec.read_only and spec.function is not None):
+                return False
+        return True
+
+    def _keep_answer(self, calls) -> None:
+        """Commit the model's answer before its ``calls`` run: a death from
+        there leaves calls the repair can close (``[OUTCOME UNKNOWN]``),
+        never a change without its call. Not when they are reads only
+        (``_reads_only``): such a step changes nothing outside its own rows,
+        so its answer, its calls and their results commit together, with
+        the next wait for the model or the turn's end (one transaction a
+        step instead of three, issue 26 point 6). A death in between loses
+        the step whole, as a death while the model answered would."""
+        if not (self.durable and self._reads_only(calls)):
+            self._checkpoint()
+
     def _run_calls(self, calls, finish_reason: str) -> ConfirmationRequest | None:
         """Execute the calls of one answer in order and store each
         observation. Returns the confirmation request of the call that needs
@@ -281,6 +305,10 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         5th raises TurnLimitReached, after every call has its result
         (engine/turn/turn_limits.py, BR-10)."""
         rejected = self._rejected_keys()  # rejections happen between answers, never within one
+        # Reads only: the step's one transaction holds the answer too (``_keep_answer``), so nothing is committed
+        # after each result, and a conflict (none is expected from a read) is the call's error, never a retry that
+        # would roll the answer back with it.
+        reads = self.durable and self._reads_only(calls)
         for index, call in enumerate(calls):
             if index >= MAX_TOOL_CALLS_PER_TURN:
                 self.transcript.add_tool_result(call.id, call.name, f"[NOT RUN] at most {MAX_TOOL_CALLS_PER_TURN} "
@@ -304,7 +332,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                     raise self.repeats.stop(call)
                 continue
             self.tool_call_count += 1
-            result = self._run_call(call, finish_reason, rejected)
+            result = self._run_call(call, finish_reason, rejected, retry_conflicts=not reads)
             if result.confirmation_needed:
                 request = self._pause(call.id, call.name, result)
                 for later in calls[index + 1:]:
@@ -314,15 +342,18 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 return request
             self.transcript.add_tool_result(call.id, call.name, self.observer.observe(call.name, result),
                                             success=result.success, data=result.data, untrusted=result.untrusted)
-            self._checkpoint()
+            if not reads:
+                self._checkpoint()
         return None
 
-    def _run_call(self, call, finish_reason: str, rejected) -> ExecutionResult:
+    def _run_call(self, call, finish_reason: str, rejected, retry_conflicts: bool = True) -> ExecutionResult:
         """Execute one call of the model's answer, a conflict retried
-        (``_retrying_conflicts``)."""
-        return self._retrying_conflicts(call.name, lambda raise_conflicts: self.executor.execute_call(
-            call, finish_reason, untrusted=tuple(self.transcript.untrusted), rejected=rejected,
-            provenance=self.transcript.provenance, raise_conflicts=raise_conflicts))
+        (``_retrying_conflicts``) when ``retry_conflicts``, else the call's error."""
+        def execute(raise_conflicts):
+            return self.executor.execute_call(
+                call, finish_reason, untrusted=tuple(self.transcript.untrusted), rejected=rejected,
+                provenance=self.transcript.provenance, raise_conflicts=raise_conflicts and retry_conflicts)
+        return self._retrying_conflicts(call.name, execute)
 
     def _retrying_conflicts(self, tool_name: str, execute: Callable[[bool], ExecutionResult]) -> ExecutionResult:
         """``execute(raise_conflicts)``: one call through the executor. In a
@@ -566,7 +597,15 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
     def _stop_asked(self) -> bool:
         """Whether the user asked to stop (``durability.request_stop``), as the
         step's row lock read it right after this run's last commit, or, when
-        that was looked at already, read now."""
+        that was looked at already, read now. In a durable run the answer is
+        kept until the transaction ends: under REPEATABLE READ a stop asked
+        by another transaction after the snapshot cannot be seen before the
+        next commit anyway, so asking again in the same transaction (a step
+        of reads, ``_keep_answer``) would cost a statement for the same answer."""
+        if self.durable:
+            if self._stop_seen is None:
+                self._stop_seen = durability.stop_requested(self.env.cr, self.thread.id)
+            return self._stop_seen
         seen, self._stop_seen = self._stop_seen, None
         return seen if seen is not None else durability.stop_requested(self.env.cr, self.thread.id)
 

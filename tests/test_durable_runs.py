@@ -4,11 +4,12 @@ and the call whose outcome is unknown is never run again blindly. A
 running request stopped by its user ends ``interrupted`` at its next step
 boundary."""
 import json
+from unittest.mock import patch
 
 from odoo import Command
 from odoo.tests import HttpCase, new_test_user, tagged
 
-from ..engine.durable import durability
+from ..engine.durable import durability, step_commit
 from .common import PROVIDER_MATRIX, AgenticSetupMixin, live_run_elsewhere
 
 
@@ -143,6 +144,45 @@ class TestDurableRuns(AgenticSetupMixin, HttpCase):
         self.assertIn("Here is the long answer", result.reply)
         self.assertIn("the user stopped it", result.reply)
         self.assertFalse(thread.stop_requested)
+
+    def test_a_step_of_reads_commits_once_and_other_calls_keep_their_call_first(self):
+        """Issue 26 point 6: a step whose calls are the addon's own reads
+        commits its answer, its calls and their results together (nothing
+        of them is committed apart); a call of code the addon does not own
+        (which may write past the ORM) has its answer committed before it
+        runs, and its result after, as before. Seen at each commit of a real
+        durable run (``/agentic_ai/chat/send``): the thread's rows then."""
+        reader = self.env["agentic.ai.tool"].create({
+            "name": "custom_count", "description": "Counts.", "tool_type": "python_code", "risk_level": "low",
+            "python_code": "result = 1"})
+        self.agent.tool_ids = [Command.link(reader.id)]
+        thread = self.agent.with_user(self.user).start_thread(name="commits")
+        seen = []
+        commit_step = step_commit.commit_step
+
+        def spy(cr, xid=None):
+            cr.execute("SELECT role, tool_call_id FROM agentic_ai_thread_message WHERE thread_id = %s ORDER BY id",
+                       [thread.id])
+            seen.append(cr.fetchall())
+            return commit_step(cr, xid)
+
+        search = {"model": "res.partner", "fields": ["name"], "limit": 2}
+        self.script({"tool_calls": [{"id": "r1", "name": "odoo_search_read", "arguments": search},
+                                    {"id": "r2", "name": "odoo_search_read", "arguments": {**search, "offset": 2}}]},
+                    {"tool_calls": [{"id": "c1", "name": "custom_count", "arguments": {}}]},
+                    {"content": "Done."})
+        self.authenticate("durable_user", "durable_user")
+        with patch.object(step_commit, "commit_step", side_effect=spy):
+            answer = self.make_jsonrpc_request("/agentic_ai/chat/send", {"thread_id": thread.id, "message": "go"})
+        self.assertEqual(answer["result"]["state"], "completed", answer["result"])
+        for rows in seen:
+            calls = {call_id for role, call_id in rows if role == "tool_call"}
+            results = {call_id for role, call_id in rows if role == "tool_result"}
+            self.assertFalse({"r1", "r2"} & calls - results, f"the reads' answer was committed apart: {rows}")
+        kept = [rows for rows in seen if ("tool_call", "c1") in rows]
+        self.assertIn(("tool_result", "r2"), kept[0], "the reads were committed with the next answer")
+        self.assertNotIn(("tool_result", "c1"), kept[0], "the custom tool's call was committed before it ran")
+        self.assertIn(("tool_result", "c1"), kept[1], "and its result right after")
 
 
 def tool_call_record(call_id, name, arguments):

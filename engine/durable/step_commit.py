@@ -107,11 +107,11 @@ def _committed(cr, xid) -> bool:
 #: without waiting for its WAL to reach the disk (PostgreSQL's asynchronous commit, "Asynchronous Commit" in its
 #: manual, chapter "Reliability and the Write-Ahead Log"). A commit that waits costs one flush of the WAL: 0.3 ms
 #: on this project's machines with a quiet disk, 3-4 ms while the disk was busy, against 0.05-0.2 ms without; a
-#: ReAct step commits three times (issue 26 point 6). Visibility is unchanged: other sessions see the step at
-#: once; what the step wrote can be lost only if PostgreSQL itself (or its machine) crashes within
-#: ``wal_writer_delay`` x 3 of the commit, and then as a whole, with every later transaction: the database stays
-#: consistent. A step that keeps a business change calls ``commit_durably`` and waits as the server is configured
-#: to, which also flushes every step before it.
+#: ReAct step commits three times when it calls code able to write, once for reads (issue 26 point 6). Visibility
+#: is unchanged: other sessions see the step at once; what the step wrote can be lost only if PostgreSQL itself
+#: (or its machine) crashes within ``wal_writer_delay`` x 3 of the commit, and then as a whole, with every later
+#: transaction: the database stays consistent. A step that keeps a business change calls ``commit_durably`` and
+#: waits as the server is configured to, which also flushes every step before it.
 ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true)"
 
 

@@ -146,7 +146,7 @@ class PlanSteps:
             step.write({"tool_call_id": " ".join(filter(None, [step.tool_call_id, *(c.id for c in calls)])),
                         "tool_arguments": json.dumps(calls[-1].arguments, default=str),
                         "tool": step.tool or calls[-1].name})
-            self._checkpoint()
+            self._keep_answer(calls)
             paused = self._run_calls(calls, response.finish_reason)
         if paused:
             self._plan_event(plan)
