@@ -1,5 +1,6 @@
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
+from odoo.tools import SQL
 
 from ..engine.turn.run_context import compile_tools
 
@@ -234,15 +235,33 @@ class AgenticAiAgent(models.Model):
             raise AccessError(self.env._("The user %s is archived and cannot use agents.", user.sudo().name))
         if not user.has_group("agentic_ai.group_agentic_ai_user"):
             raise AccessError(self.env._("You are not an AI Agent user."))
-        # The lists are read as superuser: read as the user, ``user_ids`` went through res.users' record rules,
-        # a multi-company ``parent_of`` domain built again at every run's opening (the largest item of a run's
-        # profile under load, bench/load.py, issue 26 point 5).
-        agent = self.sudo()
-        if agent.user_ids or agent.group_ids:
-            allowed = user.id in agent.user_ids._ids or bool(set(user.all_group_ids._ids) & set(agent.group_ids._ids))
-            if not allowed:
-                raise AccessError(self.env._("You are not allowed to use the agent %s.", self.name))
+        if not self._lists_allow(user):
+            raise AccessError(self.env._("You are not allowed to use the agent %s.", self.name))
         return True
+
+    def _lists_allow(self, user):
+        """Whether ``user_ids`` and ``group_ids`` let ``user`` in: both
+        empty, ``user`` listed, or one of the user's groups (implied ones
+        included) listed. A listed user who is archived still restricts the
+        agent to the list.
+
+        One SQL statement on the two relation tables, asked at every run's
+        opening: read through the ORM, ``user_ids`` went through res.users'
+        record rules and their multi-company ``parent_of`` domain, built
+        again after every commit, the largest item of a run's opening in
+        the gevent server's profile under load (bench/load.py, issue 26
+        point 5)."""
+        self.ensure_one()
+        self.flush_recordset(["user_ids", "group_ids"])
+        self.env.cr.execute(SQL(
+            """SELECT EXISTS (SELECT 1 FROM agentic_ai_agent_user_rel WHERE agent_id = %(agent)s),
+                      EXISTS (SELECT 1 FROM agentic_ai_agent_group_rel WHERE agent_id = %(agent)s),
+                      EXISTS (SELECT 1 FROM agentic_ai_agent_user_rel WHERE agent_id = %(agent)s
+                              AND user_id = %(user)s)""", agent=self.id, user=user.id))
+        users_listed, groups_listed, listed = self.env.cr.fetchone()
+        if not (users_listed or groups_listed) or listed:
+            return True
+        return groups_listed and bool(user.sudo().all_group_ids & self.sudo().group_ids)
 
     def _get_available_tools(self):
         """The agent's active tools whose Odoo app is installed and whose

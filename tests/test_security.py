@@ -39,6 +39,23 @@ class TestSecurity(AgenticCase):
             self.agent.with_user(self.plain).run(thread_b.id, "hello")
         self.assertIn(thread_b, self.env["agentic.ai.thread"].with_user(self.ai_admin).search([]))
 
+    def test_an_agent_s_user_and_group_lists_decide_who_may_use_it(self):
+        """Both lists empty: every AI user; a listed user, or a user in a
+        listed group, may; others may not; a list naming only an archived
+        user still restricts the agent."""
+        agent = self.agent.with_user(self.plain)
+        agent._check_user_access(self.plain)
+        self.agent.user_ids = [(6, 0, self.other.ids)]
+        with self.assertRaises(AccessError):
+            agent._check_user_access(self.plain)
+        self.agent._check_user_access(self.other)
+        self.agent.group_ids = [(6, 0, self.env.ref("base.group_user").ids)]
+        agent._check_user_access(self.plain)
+        self.agent.group_ids = [(5,)]
+        self.other.active = False
+        with self.assertRaises(AccessError, msg="a list of archived users still restricts the agent"):
+            agent._check_user_access(self.plain)
+
     def test_operators_read_but_do_not_write_other_threads(self):
         self.script({"content": "hi"})
         thread, _result = self.run_agent("hello", user=self.plain)
