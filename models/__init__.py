@@ -1,4 +1,5 @@
 from . import base
+from . import run_settings_source
 from . import llm_provider
 from . import llm_provider_pricing
 from . import agent_tool

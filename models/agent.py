@@ -1,8 +1,8 @@
-from odoo import api, fields, models
+from odoo import api, fields, models, tools
 from odoo.exceptions import AccessError, UserError
 from odoo.tools import SQL
 
-from ..engine.turn.run_context import compile_tools
+from ..engine.turn.run_context import agent_settings, compile_tools
 
 DEFAULT_SYSTEM_PROMPT = """You are an AI assistant working inside the Odoo ERP of {company_name}.
 Today is {current_date}. You are helping {user_name}.
@@ -21,7 +21,7 @@ class AgenticAiAgent(models.Model):
     """An AI agent: LLM binding, tools, access and execution policy (spec 000 §3.2)."""
     _name = "agentic.ai.agent"
     _description = "AI Agent"
-    _inherit = ["mail.thread"]
+    _inherit = ["mail.thread", "agentic.ai.run.settings.source"]
     _order = "sequence, name"
 
     _code_uniq = models.UniqueIndex("(code)", "The agent code must be unique.")
@@ -276,15 +276,36 @@ class AgenticAiAgent(models.Model):
         then ``RECORD_LINK_INSTRUCTION``."""
         self.ensure_one()
         user = user or self.env.user
+        # The user's own name and current company's, in one statement at every run's opening: read through the
+        # ORM they were three wide rows fetched again after each commit (users, partners, companies).
+        self.env["res.partner"].flush_model(["name"])
+        self.env["res.company"].flush_model(["name"])
+        self.env.cr.execute(SQL(
+            "SELECT (SELECT p.name FROM res_users u JOIN res_partner p ON p.id = u.partner_id WHERE u.id = %s), "
+            "(SELECT name FROM res_company WHERE id = %s)", user.id, self.env.company.id))
+        user_name, company_name = self.env.cr.fetchone()
         values = {
             "current_date": fields.Date.context_today(self).isoformat(),
-            "user_name": user.name,
-            "company_name": self.env.company.name,
+            "user_name": user_name,
+            "company_name": company_name,
         }
         text = self.system_prompt or DEFAULT_SYSTEM_PROMPT
         for key, value in values.items():
             text = text.replace("{%s}" % key, value or "")
         return f"{text.rstrip()}\n{RECORD_LINK_INSTRUCTION}"
+
+    @api.private
+    @tools.ormcache("self.id", "self.env.uid", "self.env.su", "tuple(self.env.companies.ids)", "self.env.lang",
+                    "user_id")
+    def _run_settings(self, user_id):
+        """This agent's settings for a run of the user ``user_id`` in this
+        environment (engine/turn/run_context.py ``agent_settings``: its
+        limits and policies, the tools the user can run, its providers, the
+        safety rules that apply to that user), kept between runs in Odoo's
+        default cache and read again once a record they come from changed
+        (models/run_settings_source.py). Immutable, shared by the runs."""
+        self.ensure_one()
+        return agent_settings(self, self.env["res.users"].browse(user_id))
 
     def _get_execution_env(self, user=None):
         """The environment tool calls run in: the requesting user's, never

@@ -81,6 +81,8 @@ class AgenticAiKnowledgeSource(models.Model):
     """A document, web page, set of Odoo records or text the agents answer
     from (spec 000 §3.8)."""
     _name = "agentic.ai.knowledge.source"
+    _inherit = ["agentic.ai.run.settings.source"]
+    _run_settings_fields = frozenset({"agent_ids"})  # a run reads its agent's sources, nothing of them
     _description = "AI Knowledge Source"
     _order = "name, id"
 

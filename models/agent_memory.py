@@ -279,7 +279,7 @@ class AgenticAiMemory(models.Model):
         domain = ["&", "&", "&",
                   "|", ("expires_at", "=", False), ("expires_at", ">", now),
                   "|", ("agent_id", "=", False), ("agent_id", "=", agent.id if agent else False),
-                  "|", ("company_id", "=", False), ("company_id", "in", user.company_ids.ids),
+                  "|", ("company_id", "=", False), ("company_id", "in", user.sudo().company_ids.ids),
                   "|", ("scope", "=", "global"), *owned]
         memories = self.search(domain)
         terms = query_terms(query)

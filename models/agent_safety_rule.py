@@ -17,6 +17,7 @@ class AgenticAiSafetyRule(models.Model):
     and unlink the tool reaches in the ORM while it runs (engine/guard/safety_rules.py).
     """
     _name = "agentic.ai.safety.rule"
+    _inherit = ["agentic.ai.run.settings.source"]
     _description = "AI Agent Safety Rule"
     _order = "sequence, id"
 

@@ -37,6 +37,7 @@ class AgenticAiTool(models.Model):
     Python code, a server action, or another record of a registered
     function (e.g. ``odoo_method_call`` with a narrower description)."""
     _name = "agentic.ai.tool"
+    _inherit = ["agentic.ai.run.settings.source"]
     _description = "AI Agent Tool"
     _order = "category, sequence, name"
 

@@ -20,6 +20,7 @@ DEFAULT_BASE_URLS = {
 class AgenticAiLlmProvider(models.Model):
     """One configured LLM endpoint (spec 000 §3.1)."""
     _name = "agentic.ai.llm.provider"
+    _inherit = ["agentic.ai.run.settings.source"]
     _description = "AI Agent LLM Provider"
     _order = "sequence, name"
 

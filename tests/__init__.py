@@ -1,4 +1,5 @@
 from . import test_agent_runtime
+from . import test_run_settings
 from . import test_security
 from . import test_audit_chain
 from . import test_safety_rules

@@ -91,9 +91,11 @@ class RunContext:
     knowledge_source_ids: tuple[int, ...] = ()
     allow_sensitive_data: bool = False
 
-    @property
+    @cached_property
     def llm_schemas(self) -> list[dict]:
-        """The function declarations of the available tools, in tool order."""
+        """The function declarations of the available tools, in tool order:
+        made once per run (the tools are fixed for its length), not at each
+        LLM call; adapters build their own request from them, never change them."""
         return [spec.llm_schema for spec in self.tools.values()]
 
     @cached_property
@@ -124,38 +126,55 @@ class RunContext:
 
 def build_run_context(agent, thread) -> RunContext:
     """The RunContext of ``agent`` (an ``agentic.ai.agent`` record in the
-    requesting user's environment) running ``thread``."""
+    requesting user's environment) running ``thread``: the agent's settings
+    as ``agent._run_settings`` keeps them between runs (``agent_settings``),
+    and what is read for each run (the system prompt with today's date and
+    the user's and company's names, the request's companies, the rate
+    limits of Settings)."""
+    settings = agent._run_settings(thread.env.uid)
+    return RunContext(
+        **{name: value for name, value in settings.items() if name != "rule_specs"},
+        rules=RuleSet(settings["rule_specs"]),  # its verdicts are kept per run
+        system_prompt=agent._build_system_message(thread.user_id),
+        user_id=thread.env.uid,
+        company_ids=tuple(thread.env.companies.ids),
+        rate_limits=RateLimits.from_params(thread.env["ir.config_parameter"].sudo().get_param),
+    )
+
+
+def agent_settings(agent, user) -> Mapping:
+    """The fields of a RunContext that come from ``agent`` (in the
+    requesting user's environment), its tools and providers, and the safety
+    rules that apply to ``user``, read from the records (``rule_specs`` for
+    ``rules``). Immutable: ``agentic.ai.agent._run_settings`` shares it
+    between the runs of the same user, agent, companies and language."""
     privileged = agent.sudo()
     exec_env = agent._get_execution_env()
     available, unavailable = compile_tools(agent.tool_ids, exec_env)
-    return RunContext(
-        agent_id=agent.id,
-        require_confirmation=agent.require_confirmation,
-        max_iterations=agent.max_iterations,
-        max_tokens_per_run=agent.max_tokens_per_run,
-        max_cost_per_run=agent.max_cost_per_run,
-        allowed_models=frozenset(privileged.allowed_model_ids.mapped("model")),
-        blocked_models=frozenset(privileged.blocked_model_ids.mapped("model")),
-        system_prompt=agent._build_system_message(thread.user_id),
-        tools=MappingProxyType(available),
-        unavailable=MappingProxyType(unavailable),
-        providers=provider_specs(agent),
-        user_id=thread.env.uid,
-        run_as_user_id=exec_env.uid,
-        company_ids=tuple(thread.env.companies.ids),
-        rules=RuleSet(thread.env["agentic.ai.safety.rule"]._rule_specs(thread.env.user)),
-        confirm_after_untrusted=agent.confirm_after_untrusted_content,
-        rate_limits=RateLimits.from_params(thread.env["ir.config_parameter"].sudo().get_param),
-        execution_mode=agent.execution_mode,
-        planning_prompt=agent.planning_prompt or "",
-        max_replanning=agent.max_replanning,
-        max_plan_steps=agent.max_plan_steps,
-        max_llm_calls=agent.max_llm_calls,
-        max_run_seconds=agent.max_run_seconds,
-        enable_memory=agent.enable_memory,
-        knowledge_source_ids=tuple(agent.sudo().knowledge_source_ids.ids),
-        allow_sensitive_data=privileged.allow_sensitive_data,
-    )
+    return MappingProxyType({
+        "agent_id": agent.id,
+        "require_confirmation": agent.require_confirmation,
+        "max_iterations": agent.max_iterations,
+        "max_tokens_per_run": agent.max_tokens_per_run,
+        "max_cost_per_run": agent.max_cost_per_run,
+        "allowed_models": frozenset(privileged.allowed_model_ids.mapped("model")),
+        "blocked_models": frozenset(privileged.blocked_model_ids.mapped("model")),
+        "tools": MappingProxyType(available),
+        "unavailable": MappingProxyType(unavailable),
+        "providers": provider_specs(agent),
+        "run_as_user_id": exec_env.uid,
+        "rule_specs": agent.env["agentic.ai.safety.rule"]._rule_specs(user),
+        "confirm_after_untrusted": agent.confirm_after_untrusted_content,
+        "execution_mode": agent.execution_mode,
+        "planning_prompt": agent.planning_prompt or "",
+        "max_replanning": agent.max_replanning,
+        "max_plan_steps": agent.max_plan_steps,
+        "max_llm_calls": agent.max_llm_calls,
+        "max_run_seconds": agent.max_run_seconds,
+        "enable_memory": agent.enable_memory,
+        "knowledge_source_ids": tuple(privileged.knowledge_source_ids.ids),
+        "allow_sensitive_data": privileged.allow_sensitive_data,
+    })
 
 
 def provider_specs(agent) -> tuple[ProviderSpec, ...]:
