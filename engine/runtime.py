@@ -100,8 +100,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.repeats = RepeatGuard(self.context.tools)  # identical calls of this turn (issue 12, BR-10)
         self._unsealed: set[int] = set()  # companies whose log rows this run committed unsealed
         self.lease: str | None = None  # this run's token on its thread while it holds it (_running)
-        # Read with the step's row lock (_lock_thread_row): whether a stop was asked (see _stop_asked), and the
-        # transaction's id, for its commit (both None once committed or rolled back).
+        # Read with the step's row lock (_lock_thread_row): whether a stop was asked (None once looked at), and the
+        # transaction's id, for its commit (None once committed or rolled back).
         self._stop_seen: bool | None = None
         self._xid: str | None = None
         # The daily costs of the rate limits at this turn's first LLM call, and the run's cost then (_rate_limited).
@@ -289,10 +289,10 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         there leaves calls the repair can close (``[OUTCOME UNKNOWN]``),
         never a change without its call. Not when they are reads only
         (``_reads_only``): such a step changes nothing outside its own rows,
-        so its answer, its calls and their results commit together, with
-        the next wait for the model or the turn's end (one transaction a
-        step instead of three, issue 26 point 6). A death in between loses
-        the step whole, as a death while the model answered would."""
+        so the answer is committed with its first call's result (a row
+        lock and a commit fewer a step, issue 26 point 6). A death in
+        between loses the answer with that read, as a death while the model
+        answered would."""
         if not (self.durable and self._reads_only(calls)):
             self._checkpoint()
 
@@ -305,10 +305,10 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         5th raises TurnLimitReached, after every call has its result
         (engine/turn/turn_limits.py, BR-10)."""
         rejected = self._rejected_keys()  # rejections happen between answers, never within one
-        # Reads only: the step's one transaction holds the answer too (``_keep_answer``), so nothing is committed
-        # after each result, and a conflict (none is expected from a read) is the call's error, never a retry that
-        # would roll the answer back with it.
-        reads = self.durable and self._reads_only(calls)
+        # Reads only: the answer is not committed yet (``_keep_answer``) and shares the first call's transaction, so
+        # a conflict there (none is expected from a read) is the call's error, never a retry that would roll the
+        # answer back with it. Each result is committed, and the next row lock reads whether a stop was asked.
+        answer_open = self.durable and self._reads_only(calls)
         for index, call in enumerate(calls):
             if index >= MAX_TOOL_CALLS_PER_TURN:
                 self.transcript.add_tool_result(call.id, call.name, f"[NOT RUN] at most {MAX_TOOL_CALLS_PER_TURN} "
@@ -332,7 +332,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                     raise self.repeats.stop(call)
                 continue
             self.tool_call_count += 1
-            result = self._run_call(call, finish_reason, rejected, retry_conflicts=not reads)
+            result = self._run_call(call, finish_reason, rejected, retry_conflicts=not answer_open)
             if result.confirmation_needed:
                 request = self._pause(call.id, call.name, result)
                 for later in calls[index + 1:]:
@@ -342,8 +342,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 return request
             self.transcript.add_tool_result(call.id, call.name, self.observer.observe(call.name, result),
                                             success=result.success, data=result.data, untrusted=result.untrusted)
-            if not reads:
-                self._checkpoint()
+            self._checkpoint()
+            answer_open = False
         return None
 
     def _run_call(self, call, finish_reason: str, rejected, retry_conflicts: bool = True) -> ExecutionResult:
@@ -597,15 +597,7 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
     def _stop_asked(self) -> bool:
         """Whether the user asked to stop (``durability.request_stop``), as the
         step's row lock read it right after this run's last commit, or, when
-        that was looked at already, read now. In a durable run the answer is
-        kept until the transaction ends: under REPEATABLE READ a stop asked
-        by another transaction after the snapshot cannot be seen before the
-        next commit anyway, so asking again in the same transaction (a step
-        of reads, ``_keep_answer``) would cost a statement for the same answer."""
-        if self.durable:
-            if self._stop_seen is None:
-                self._stop_seen = durability.stop_requested(self.env.cr, self.thread.id)
-            return self._stop_seen
+        that was looked at already, read now."""
         seen, self._stop_seen = self._stop_seen, None
         return seen if seen is not None else durability.stop_requested(self.env.cr, self.thread.id)
 

@@ -1,5 +1,6 @@
 from . import base
 from . import run_settings_source
+from . import res_groups
 from . import llm_provider
 from . import llm_provider_pricing
 from . import agent_tool

@@ -296,16 +296,32 @@ class AgenticAiAgent(models.Model):
 
     @api.private
     @tools.ormcache("self.id", "self.env.uid", "self.env.su", "tuple(self.env.companies.ids)", "self.env.lang",
-                    "user_id")
-    def _run_settings(self, user_id):
+                    "user_id", "version")
+    def _run_settings(self, user_id, version):
         """This agent's settings for a run of the user ``user_id`` in this
         environment (engine/turn/run_context.py ``agent_settings``: its
         limits and policies, the tools the user can run, its providers, the
         safety rules that apply to that user), kept between runs in Odoo's
         default cache and read again once a record they come from changed
-        (models/run_settings_source.py). Immutable, shared by the runs."""
+        (models/run_settings_source.py). ``version``: ``_run_settings_version``
+        as the run's transaction sees it. Immutable, shared by the runs."""
         self.ensure_one()
         return agent_settings(self, self.env["res.users"].browse(user_id))
+
+    @api.model
+    def _run_settings_version(self):
+        """The sequences of Odoo's cache signaling (``Registry.get_sequences``:
+        one statement) of the caches a run's settings depend on, as this
+        transaction sees them. A change empties the cache in the process that
+        makes it at once, but a run of that process whose transaction began
+        before the change was committed would read the old records and keep
+        them again; with the sequences in the key, what it keeps is never
+        served to a run that sees the change (the sequences move when Odoo
+        signals it, right after its commit), and the other processes of the
+        deployment read the settings again without waiting for their next
+        request or cron job."""
+        _registry, caches = self.env.registry.get_sequences(self.env.cr)
+        return tuple(caches[name] for name in ("default", "stable", "groups"))
 
     def _get_execution_env(self, user=None):
         """The environment tool calls run in: the requesting user's, never

@@ -256,7 +256,8 @@ class AgenticAiMemory(models.Model):
         """The memories ``user`` (record or id) may be reminded of, best
         first, at most ``limit``: their own ``user`` memories, ``thread``'s
         own ``thread`` memories, the ``global`` ones; for ``agent`` or every
-        agent; never an expired one. Searched in this environment, so record
+        agent; of no company or one of the user's that this environment works
+        in; never an expired one. Searched in this environment, so record
         rules apply as well (another user's memories are never returned).
 
         Score (spec §8.3): 0.5 × the share of the query's terms found in key
@@ -272,6 +273,7 @@ class AgenticAiMemory(models.Model):
         if not user or limit <= 0:
             return self.browse()
         now = fields.Datetime.now()
+        companies = user.sudo().company_ids & self.env.companies  # the user's, among those the request works in
         owned = ["&", ("scope", "=", "user"), ("user_id", "=", user.id)]
         if thread:
             owned = ["|", *owned, "&", "&", ("scope", "=", "thread"), ("thread_id", "=", thread.id),
@@ -279,7 +281,7 @@ class AgenticAiMemory(models.Model):
         domain = ["&", "&", "&",
                   "|", ("expires_at", "=", False), ("expires_at", ">", now),
                   "|", ("agent_id", "=", False), ("agent_id", "=", agent.id if agent else False),
-                  "|", ("company_id", "=", False), ("company_id", "in", user.sudo().company_ids.ids),
+                  "|", ("company_id", "=", False), ("company_id", "in", companies.ids),
                   "|", ("scope", "=", "global"), *owned]
         memories = self.search(domain)
         terms = query_terms(query)

@@ -203,9 +203,6 @@ class AgenticAiThread(models.Model):
         what it wrote; a bug of the queue itself is logged and rolled back:
         the claim stays, to be taken again once stale."""
         try:
-            # The run's settings are cached between runs (models/run_settings_source.py): a change another process
-            # committed since the processor started counts from the next message, as it does at a request's start.
-            self.env.registry.check_signaling(self.env.cr)
             self._queue_run_claimed(settings)
         except Exception:
             _logger.exception("The queue could not handle the message of conversation %s", self.id)

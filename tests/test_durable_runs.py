@@ -10,6 +10,7 @@ from odoo import Command
 from odoo.tests import HttpCase, new_test_user, tagged
 
 from ..engine.durable import durability, step_commit
+from ..engine.executor import Executor
 from .common import PROVIDER_MATRIX, AgenticSetupMixin, live_run_elsewhere
 
 
@@ -145,13 +146,14 @@ class TestDurableRuns(AgenticSetupMixin, HttpCase):
         self.assertIn("the user stopped it", result.reply)
         self.assertFalse(thread.stop_requested)
 
-    def test_a_step_of_reads_commits_once_and_other_calls_keep_their_call_first(self):
-        """Issue 26 point 6: a step whose calls are the addon's own reads
-        commits its answer, its calls and their results together (nothing
-        of them is committed apart); a call of code the addon does not own
-        (which may write past the ORM) has its answer committed before it
-        runs, and its result after, as before. Seen at each commit of a real
-        durable run (``/agentic_ai/chat/send``): the thread's rows then."""
+    def test_a_step_of_reads_commits_its_answer_with_the_first_result(self):
+        """Issue 26 point 6: when an answer's calls are the addon's own reads,
+        the answer is committed with the first call's result, never alone
+        (a row lock and a commit fewer a step); each result is committed, so
+        a stop asked meanwhile is seen before the next call. A call of code
+        the addon does not own (which may write past the ORM) has its answer
+        committed before it runs, and its result after, as before. Seen at
+        each commit of a real durable run (``/agentic_ai/chat/send``)."""
         reader = self.env["agentic.ai.tool"].create({
             "name": "custom_count", "description": "Counts.", "tool_type": "python_code", "risk_level": "low",
             "python_code": "result = 1"})
@@ -176,14 +178,38 @@ class TestDurableRuns(AgenticSetupMixin, HttpCase):
             answer = self.make_jsonrpc_request("/agentic_ai/chat/send", {"thread_id": thread.id, "message": "go"})
         self.assertEqual(answer["result"]["state"], "completed", answer["result"])
         for rows in seen:
-            calls = {call_id for role, call_id in rows if role == "tool_call"}
-            results = {call_id for role, call_id in rows if role == "tool_result"}
-            self.assertFalse({"r1", "r2"} & calls - results, f"the reads' answer was committed apart: {rows}")
+            self.assertFalse(("tool_call", "r1") in rows and ("tool_result", "r1") not in rows,
+                             f"the reads' answer was committed without the first result: {rows}")
+        with_r1 = [rows for rows in seen if ("tool_result", "r1") in rows]
+        self.assertNotIn(("tool_result", "r2"), with_r1[0], "the second read's result is committed on its own")
         kept = [rows for rows in seen if ("tool_call", "c1") in rows]
-        self.assertIn(("tool_result", "r2"), kept[0], "the reads were committed with the next answer")
         self.assertNotIn(("tool_result", "c1"), kept[0], "the custom tool's call was committed before it ran")
         self.assertIn(("tool_result", "c1"), kept[1], "and its result right after")
 
+    def test_a_stop_asked_while_reads_run_is_seen_before_the_next_one(self):
+        """Stop committed (as ``chat/cancel`` does) while the first of two
+        reads of one answer runs: the second is not run, and the model is
+        not asked again (a review's probe of the one-transaction step)."""
+        thread = self.agent.with_user(self.user).start_thread(name="stop during reads")
+        search = {"model": "res.partner", "fields": ["name"], "limit": 1}
+        self.script({"tool_calls": [{"id": "r1", "name": "odoo_search_read", "arguments": search},
+                                    {"id": "r2", "name": "odoo_search_read", "arguments": search}]},
+                    {"content": "never asked"})
+        execute_call = Executor.execute_call
+
+        def stop_after_r1(executor, call, *args, **kwargs):
+            result = execute_call(executor, call, *args, **kwargs)
+            if call.id == "r1":
+                durability.request_stop(executor.env.cr, thread.id)
+            return result
+
+        self.authenticate("durable_user", "durable_user")
+        with patch.object(Executor, "execute_call", stop_after_r1):
+            answer = self.make_jsonrpc_request("/agentic_ai/chat/send", {"thread_id": thread.id, "message": "go"})
+        self.assertEqual(answer["result"]["state"], "interrupted", answer["result"])
+        self.assertEqual(len(self.scenario.chat_requests()), 1, "the model was not asked again")
+        statuses = {m.tool_call_id: m.tool_status for m in thread.message_ids if m.role == "tool_result"}
+        self.assertEqual(statuses, {"r1": "done", "r2": "cancelled"})
 
 def tool_call_record(call_id, name, arguments):
     """An ``llm.ToolCall`` as a provider would have sent it."""

@@ -54,3 +54,28 @@ class TestRunSettings(AgenticCase):
         self.assertNotIn(source.id, self.settings().knowledge_source_ids)
         source.agent_ids = [Command.link(self.agent.id)]
         self.assertIn(source.id, self.settings().knowledge_source_ids, "a source given to the agent from its side")
+
+    def test_a_group_created_or_deleted_counts_at_the_next_run(self):
+        """Odoo empties only its groups cache when a group is created or
+        deleted: a rule for group X applies once the user is put in X by a
+        new group, and a rule limited to a deleted group applies to everyone
+        (no group left), as the records say (a review's probes)."""
+        def rule_ids():
+            return [spec.id for spec in self.settings().rules.rules]
+
+        x = self.env["res.groups"].create({"name": "Settings X"})
+        rule = self.env["agentic.ai.safety.rule"].create({
+            "name": "X may not delete partners", "model_name": "res.partner", "operation": "unlink",
+            "group_ids": [Command.set(x.ids)]})
+        self.assertNotIn(rule.id, rule_ids())
+        self.env["res.groups"].create({"name": "Settings G", "implied_ids": [Command.set(x.ids)],
+                                       "user_ids": [Command.set(self.plain.ids)]})
+        self.assertIn(rule.id, rule_ids(), "the user is in X through the new group")
+
+        gone = self.env["res.groups"].create({"name": "Settings Gone"})
+        limited = self.env["agentic.ai.safety.rule"].create({
+            "name": "Gone may not delete partners", "model_name": "res.partner", "operation": "unlink",
+            "group_ids": [Command.set(gone.ids)]})
+        self.assertNotIn(limited.id, rule_ids())
+        gone.unlink()
+        self.assertIn(limited.id, rule_ids(), "a rule whose only group is deleted applies to everyone")

@@ -131,7 +131,7 @@ def build_run_context(agent, thread) -> RunContext:
     and what is read for each run (the system prompt with today's date and
     the user's and company's names, the request's companies, the rate
     limits of Settings)."""
-    settings = agent._run_settings(thread.env.uid)
+    settings = agent._run_settings(thread.env.uid, agent._run_settings_version())
     return RunContext(
         **{name: value for name, value in settings.items() if name != "rule_specs"},
         rules=RuleSet(settings["rule_specs"]),  # its verdicts are kept per run
