@@ -69,7 +69,8 @@ MODEL_DELAY, WORDS, CHUNK_DELAY = 1.0, 40, 0.05
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 QUEUED_MESSAGE = "Queued: hello?"
 READS = 30
-POOL_WAITS = re.compile(r"requests waited for a database connection in the last \d+ s \(([\d.]+) s in all")
+POOL_WAITS = re.compile(r"requests waited for a database connection in the last \d+ s \(([\d.]+) s in all, "
+                        r"([\d.]+) s of it with this process's core busy")
 REPORT_SECONDS = 10.0  # engine/durable/pool_wait.py: the warning comes this long after a period's first wait
 
 
@@ -97,11 +98,12 @@ def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def pool_waits(server: OdooServer, offset: int) -> tuple[float, int]:
-    """Seconds the server's requests waited for its pools, as its log has them after byte ``offset``; the log's
-    new size."""
+def pool_waits(server: OdooServer, offset: int) -> tuple[float, float, int]:
+    """Seconds the server's requests waited for its pools, and those of them with the core busy, as its log has
+    them after byte ``offset``; the log's new size."""
     text = Path(server.log_path).read_bytes()
-    return sum(float(m) for m in POOL_WAITS.findall(text[offset:].decode(errors="replace"))), len(text)
+    found = POOL_WAITS.findall(text[offset:].decode(errors="replace"))
+    return sum(float(total) for total, _busy in found), sum(float(busy) for _total, busy in found), len(text)
 
 
 def gevent_cpu(server: OdooServer) -> float:
@@ -197,6 +199,10 @@ def main() -> None:
         sessions = {user["login"]: login_session(server, user["login"], user["password"]) for user in prep["users"]}
         chats = [[sessions[user["login"]], thread_id] for user in prep["users"] for thread_id in user["threads"]]
         chats.sort(key=lambda chat: chat[1])  # the users' conversations interleaved
+        # The quiet read first: the administrator's login sets web.base.url to this run's port, which empties
+        # Odoo's caches in every process (a deployment's URL does not move; a bench's port does).
+        with server.client() as admin:
+            quiet = [read_seconds(admin) for _ in range(READS)]
         last = prep["users"][-1]  # the warm-up conversation's user: the gevent process loads the registry first
         with httpx.Client(base_url=server.base_url, timeout=120) as client:
             rpc(client, "/web/session/authenticate", {"db": DB, "login": last["login"], "password": last["password"]})
@@ -205,14 +211,12 @@ def main() -> None:
                                                                            "message": "warm up"}) as response:
                 for _event in sse_events(response):
                     pass
-        with server.client() as admin:
-            quiet = [read_seconds(admin) for _ in range(READS)]
         say(f"call_kw search_read res.partner (limit 80), another user, quiet: p95 "
                      f"{pct(quiet, 95) * 1000:.0f} ms (baseline)")
         say(f" chats  completed  first token p50 / p95   completion p50 / p95   wall     gevent CPU  "
-            f"machine ({psutil.cpu_count()} cores)  waiting (runs + pool)")
+            f"machine ({psutil.cpu_count()} cores)  waiting, core idle, of all waiting (runs + pool)")
         offset, during = 0, []
-        _, log_offset = pool_waits(server, 0)
+        *_, log_offset = pool_waits(server, 0)
         for level in LEVELS:
             batch, offset = chats[offset:offset + level], offset + level
             cpu, machine = gevent_cpu(server), psutil.cpu_times()
@@ -223,17 +227,19 @@ def main() -> None:
             ids = [thread_id for _s, thread_id in batch]
             _most, stored = wait_until_ended(DB, ids, 60)
             time.sleep(REPORT_SECONDS + 1)  # the pool's warning for the level's last waits
-            pooled, log_offset = pool_waits(server, log_offset)
+            pooled, pooled_busy, log_offset = pool_waits(server, log_offset)
             waited = sum(r.get("waited") or 0.0 for r in rows)
+            busy = sum(r.get("waited_busy") or 0.0 for r in rows) + pooled_busy
             good = sum(1 for r in rows if r["state"] == "completed" and r["text"] == ANSWER and not r["failure"])
             stored_once = stored.get(("completed", 1, 1), 0)
             firsts = [r["first"] for r in rows if r["first"] is not None]
             totals = [r["total"] for r in rows]
             share = (waited + pooled) / max(sum(totals), 1e-9)
+            idle = (waited + pooled - busy) / max(sum(totals), 1e-9)
             say(f"{level:6d}  {min(good, stored_once):4d}/{level:<4d}  {pct(firsts, 50):7.2f} / "
                 f"{pct(firsts, 95):5.2f} s       {pct(totals, 50):6.2f} / {pct(totals, 95):5.2f} s    "
-                f"{wall:5.1f} s   {cpu:6.0%}      {machine:6.0%}            {share:6.2%} "
-                f"({waited:.1f} + {pooled:.1f} s of {sum(totals):.0f} s)")
+                f"{wall:5.1f} s   {cpu:6.0%}      {machine:6.0%}            {idle:6.2%} of {share:6.2%} "
+                f"({waited:.1f} + {pooled:.1f} s of {sum(totals):.0f} s, {busy:.1f} s of it with the core busy)")
         say(f"the same read during the {LEVELS[-1]} chats: p95 {pct(during, 95) * 1000:.0f} ms, "
                      f"{pct(during, 95) / pct(quiet, 95):.2f}x the quiet p95 ({len(during)} reads)")
         say(queued_on_two_servers(server, chats[offset:offset + QUEUED]))

@@ -32,6 +32,7 @@ from odoo.service import server as odoo_server  # its ``server``: this process's
 
 from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay
 from ..engine.durable import step_commit, step_connection
+from ..engine.durable.wait_time import Waits
 from .chat_controller import AgenticAiChatController as Chat
 
 _logger = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def _runner(dbname, uid, context, thread_id, job):
     def run(relay):
         threading.current_thread().dbname = dbname  # for Odoo's log lines
         # Through the gate of the runs' connections: a burst of streams waits for one, never fails on a full pool.
-        waits = []  # that first wait is the run's too (AgentResult.wait_seconds)
+        waits = Waits()  # that first wait is the run's too (AgentResult.wait_seconds)
         with step_connection.run_cursor(dbname, waits) as cr:
             env = api.Environment(cr, uid, context)
             thread = env["agentic.ai.thread"].browse(thread_id)
@@ -156,5 +157,6 @@ def _runner(dbname, uid, context, thread_id, job):
                 return
             if result.state == "error":
                 relay.emit("error", {"message": result.error or result.reply})
-            relay.emit("done", {**result, "wait_seconds": round(result.wait_seconds + sum(waits), 4)})
+            relay.emit("done", {**result, "wait_seconds": round(result.wait_seconds + waits.seconds, 4),
+                                "wait_core_busy_seconds": round(result.wait_core_busy_seconds + waits.core_busy, 4)})
     return run

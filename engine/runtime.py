@@ -16,7 +16,6 @@ transcript is the state) and to the execution log."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from contextlib import contextmanager
 
@@ -27,6 +26,7 @@ from odoo.service.model import MAX_TRIES_ON_CONCURRENCY_FAILURE
 from ..llm import TokenTracker
 from .durable import durability, run_lease, step_commit, step_connection
 from .durable.audit import AuditTrail
+from .durable.wait_time import Waits
 from .executor import ExecutionResult, Executor
 from .guard.confirmation import ConfirmationRequest
 from .guard.provenance import Provenance, field_info_of
@@ -80,8 +80,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.tracker = TokenTracker()
         self.llm = LLMCaller(self.context, self.audit, self.tracker, retry_delay(self.env), emit=emit,
                              should_stop=self._client_gone, waiting=self._waiting_on_model)
-        self.connection_waits: list[float] = []  # seconds each wait for a connection took, after the model's
-        self.lock_seconds = 0.0  # what the locks of the thread's row took in all (statements, retries)
+        self.connection_waits = Waits()  # the waits for a connection, after the model's answers
+        self.lock_waits = Waits()  # the locks of the thread's row, each statement whole (retries included)
         # Worded now: it is set while the model streams, when the run has no database connection.
         self._gone_reason = self.env._(
             "the reply stopped being followed (Stop pressed, the page closed or the connection lost)")
@@ -574,15 +574,14 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         may hold what its caller wrote before the run, commits as the server
         is configured."""
         cr = self.env.cr
-        started = time.perf_counter()
-        _id, token, _check, _async, stop, xid, now = step_commit.lock_row(
-            cr, self.thread._table, self.thread.id, retry=retry,
-            columns=("id", "run_token", run_lease.client_check(cr),
-                     # Never at the opening (``retry`` False): that transaction may hold its caller's own writes.
-                     step_commit.ASYNC_COMMIT if retry and self.durable and step_commit.async_steps() else "NULL",
-                     durability.STOP_REQUESTED_COLUMN,
-                     *step_commit.TRANSACTION_COLUMNS))
-        self.lock_seconds += time.perf_counter() - started
+        with self.lock_waits.timing():
+            _id, token, _check, _async, stop, xid, now = step_commit.lock_row(
+                cr, self.thread._table, self.thread.id, retry=retry,
+                columns=("id", "run_token", run_lease.client_check(cr),
+                         # Never at the opening (``retry`` False): that transaction may hold its caller's own writes.
+                         step_commit.ASYNC_COMMIT if retry and self.durable and step_commit.async_steps() else "NULL",
+                         durability.STOP_REQUESTED_COLUMN,
+                         *step_commit.TRANSACTION_COLUMNS))
         self._stop_seen = bool(stop)
         self._xid = step_commit.transaction_began(cr, xid, now, self._forget_transaction)
         if self.lease and token != self.lease:
@@ -699,10 +698,11 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             self.memory.mark_pending()
         durability.clear_stop(self.env.cr, self.thread.id)
         self._checkpoint(final=True)
-        waited = sum(self.connection_waits)
-        if waited >= SLOW_CONNECTION_WAIT:  # the gate or the pool made the run wait (README "A whole company")
-            _logger.info("Conversation %s: the run waited %.1f s in all for database connections after %s answers",
-                         self.thread.id, waited, len(self.connection_waits))
+        waited = self.connection_waits
+        if waited.seconds >= SLOW_CONNECTION_WAIT:  # the gate or the pool made the run wait (README "A whole company")
+            _logger.info("Conversation %s: the run waited %.1f s in all for database connections after %s answers "
+                         "(%.1f s of it with this server's core busy with other work)",
+                         self.thread.id, waited.seconds, waited.count, waited.core_busy)
         summary = self.tracker.get_summary()
         return AgentResult(
             thread_id=self.thread.id, state=end.state, reply=end.reply, iterations=self.iterations,
@@ -710,5 +710,6 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             output_tokens=summary["total_output_tokens"], cost=summary["total_cost"],
             error=end.error, confirmation=end.confirmation,
             message_ids=list(self.transcript.new_ids) if self.transcript else [],
-            wait_seconds=sum(self.connection_waits) + self.lock_seconds,
+            wait_seconds=waited.seconds + self.lock_waits.seconds,
+            wait_core_busy_seconds=waited.core_busy + self.lock_waits.core_busy,
         )

@@ -3,12 +3,15 @@
 of their own (not the test's transaction): the pool gets the connection
 back, the cursor refuses any use meanwhile, and the next step's
 transaction begins on a connection set as Odoo sets its own."""
+import time
+
 from psycopg2.extensions import ISOLATION_LEVEL_REPEATABLE_READ
 
 from odoo import sql_db
 from odoo.tests import TransactionCase, tagged
 
 from ..engine.durable import step_connection
+from ..engine.durable.wait_time import Waits
 
 PROBE = "agentic_ai_step_connection_probe"
 
@@ -29,7 +32,7 @@ class TestStepConnection(TransactionCase):
         cr = self.cursor()
         self.assertTrue(step_connection.can_give_back(cr))
         cr.execute("SELECT 1")
-        before, waits = self.in_use(cr), []
+        before, waits = self.in_use(cr), Waits()
         with step_connection.given_back(cr, waits):
             self.assertEqual(self.in_use(cr), before - 1, "the pool has the connection back")
             with self.assertRaises(step_connection.ConnectionAway):
@@ -37,7 +40,7 @@ class TestStepConnection(TransactionCase):
             with self.assertRaises(step_connection.ConnectionAway):
                 cr.commit()
         self.assertEqual(self.in_use(cr), before)
-        self.assertEqual(len(waits), 1)
+        self.assertEqual(waits.count, 1)
         cr.execute("SELECT current_setting('transaction_isolation')")
         self.assertEqual(cr.fetchone()[0], "repeatable read")
         self.assertEqual(cr.connection.isolation_level, ISOLATION_LEVEL_REPEATABLE_READ)
@@ -73,3 +76,27 @@ class TestStepConnection(TransactionCase):
             cr.execute("SELECT 1")
         self.assertTrue(cr.closed)
         self.assertEqual(gate._value, free)
+
+    def test_a_wait_tells_a_busy_core_from_an_idle_one(self):
+        """A wait's seconds, and those of them the waiting thread's core
+        spent working (engine/durable/wait_time.py): a sleep is all idle,
+        work done meanwhile is busy, never more than the wait."""
+        waits = Waits()
+        with waits.timing():
+            time.sleep(0.05)
+        self.assertGreaterEqual(waits.seconds, 0.05)
+        self.assertLess(waits.core_busy, 0.025, "a thread asleep leaves its core idle")
+        slept = waits.seconds
+        with waits.timing():
+            started = time.thread_time()
+            while time.thread_time() - started < 0.05:
+                pass
+        self.assertEqual(waits.count, 2)
+        self.assertGreaterEqual(waits.core_busy, 0.05)
+        self.assertLessEqual(waits.core_busy, waits.seconds)
+        self.assertAlmostEqual(waits.idle_core, waits.seconds - waits.core_busy)
+        self.assertGreaterEqual(waits.idle_core, slept - 0.025)
+        total = Waits()
+        total += waits
+        total.add(1.0, 2.0)  # the clocks read a moment apart: busy is bounded by the wait
+        self.assertEqual((total.count, round(total.core_busy - waits.core_busy, 6)), (3, 1.0))

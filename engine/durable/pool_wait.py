@@ -17,8 +17,9 @@ wakes one waiter), asked again at least every ``POLL_SECONDS`` (a leaked
 connection is freed only by a borrow), for at most ``WAIT_SECONDS``; then
 Odoo's ``PoolError`` is raised as before. A waiting greenlet holds nothing
 and costs nothing until it is woken. How often and how long requests
-waited is logged as one warning ``REPORT_SECONDS`` after the first wait of
-a period: a gevent pool that is often full is smaller than the requests the
+waited (and how much of it the process's core was busy with other work,
+engine/durable/wait_time.py) is logged as one warning ``REPORT_SECONDS``
+after the first wait of a period: a gevent pool that is often full is smaller than the requests the
 process serves at once. A run's own borrows (engine/durable/step_connection.py)
 are counted by the run (``counted_by_caller``), not there.
 The HTTP workers and the threaded server keep Odoo's behaviour: they serve
@@ -80,12 +81,14 @@ class WaitReport:
 
     def _reset(self) -> None:
         self.waited = self.gave_up = 0
-        self.longest = self.total = 0.0
+        self.longest = self.total = self.core_busy = 0.0
         self.pool = None
         self._since = None
 
-    def record(self, seconds: float, pool, gave_up: bool) -> None:
-        """Count one borrow that waited ``seconds`` on ``pool``."""
+    def record(self, seconds: float, pool, gave_up: bool, core_busy: float = 0.0) -> None:
+        """Count one borrow that waited ``seconds`` on ``pool``, ``core_busy``
+        of them with this process's core busy with other work
+        (engine/durable/wait_time.py)."""
         with self._lock:
             if self._timer is None:  # the period's first wait
                 self._since = time.monotonic() - seconds
@@ -96,6 +99,7 @@ class WaitReport:
             self.gave_up += gave_up
             self.longest = max(self.longest, seconds)
             self.total += seconds
+            self.core_busy += min(seconds, max(0.0, core_busy))
             self.pool = pool
 
     def flush(self) -> None:
@@ -104,14 +108,14 @@ class WaitReport:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            waited, failed, longest, total, since, pool = (
-                self.waited, self.gave_up, self.longest, self.total, self._since, self.pool)
+            waited, failed, longest, total, busy, since, pool = (
+                self.waited, self.gave_up, self.longest, self.total, self.core_busy, self._since, self.pool)
             self._reset()
         if waited:
             _logger.warning("%d requests waited for a database connection in the last %.0f s (%.3f s in all, "
-                            "longest %.0f ms, %d gave up), %r: db_maxconn_gevent is smaller than the requests this "
-                            "process serves at once", waited, time.monotonic() - since, total, longest * 1000, failed,
-                            pool)
+                            "%.3f s of it with this process's core busy with other work, longest %.0f ms, %d gave "
+                            "up), %r: db_maxconn_gevent is smaller than the requests this process serves at once",
+                            waited, time.monotonic() - since, total, busy, longest * 1000, failed, pool)
 
 
 _caller_counts = threading.local()  # greenlet-local on the gevent server
@@ -157,7 +161,7 @@ def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
             return borrow(pool, connection_info)
         except PoolError:
             pass
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.thread_time()
         deadline = started + seconds
         while True:
             with returns.condition:
@@ -169,11 +173,11 @@ def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
             except PoolError:
                 if time.monotonic() >= deadline:
                     if not getattr(_caller_counts, "active", False):
-                        report.record(time.monotonic() - started, pool, gave_up=True)
+                        report.record(time.monotonic() - started, pool, True, time.thread_time() - cpu)
                     raise
                 continue
             if not getattr(_caller_counts, "active", False):
-                report.record(time.monotonic() - started, pool, gave_up=False)
+                report.record(time.monotonic() - started, pool, False, time.thread_time() - cpu)
             return connection
     borrow_waiting.agentic_ai_waits = True
     return borrow_waiting

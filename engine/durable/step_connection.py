@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from psycopg2.extensions import ISOLATION_LEVEL_REPEATABLE_READ
 from psycopg2.pool import PoolError
@@ -38,6 +38,7 @@ from odoo.modules.registry import Registry
 from odoo.tools import config
 
 from . import pool_wait
+from .wait_time import Waits
 
 BORROW_SECONDS = 60.0    # longest wait for a connection once the run's turn at the gate came
 BORROW_RETRY = 0.05      # seconds between two asks of a full pool
@@ -94,11 +95,11 @@ def _the_gate() -> threading.BoundedSemaphore:
 
 
 @contextmanager
-def run_cursor(dbname: str, waits: list[float] | None = None):
+def run_cursor(dbname: str, waits: Waits | None = None):
     """A cursor of its own for a run on ``dbname`` (``Registry.cursor()``,
     committed and closed on leaving as Odoo's cursor context does), taken
     through the gate and waiting for the pool as ``given_back`` takes its
-    connection again; ``waits`` gets the seconds that took. Raises
+    connection again; ``waits`` counts that wait (engine/durable/wait_time.py). Raises
     ``PoolError`` after ``BORROW_SECONDS`` of a full pool."""
     gate = _the_gate()
     cr = _through_gate(gate, lambda: Registry(dbname).cursor(), waits)
@@ -129,13 +130,13 @@ def can_give_back(cr) -> bool:
 
 
 @contextmanager
-def given_back(cr, waits: list[float] | None = None):
+def given_back(cr, waits: Waits | None = None):
     """Give ``cr``'s connection back to its pool for the length of the
     block, then take one again (waiting at the gate, then for the pool).
 
     The caller committed or rolled back first: the transaction in progress
-    is rolled back. ``waits`` gets the seconds spent waiting for a
-    connection on leaving. Raises ``PoolError`` when no connection came
+    is rolled back. ``waits`` counts the wait for a connection on leaving
+    (engine/durable/wait_time.py). Raises ``PoolError`` when no connection came
     within ``BORROW_SECONDS``, and what connecting raises; inside the block,
     any use of ``cr`` raises ``ConnectionAway``."""
     pool = cr._Cursor__pool
@@ -165,22 +166,19 @@ def release_gate(cr) -> None:
         gate.release()
 
 
-def _through_gate(gate, take, waits: list[float] | None):
+def _through_gate(gate, take, waits: Waits | None):
     """``take()`` once ``gate`` let this run through (the slot is given back
     when it raises), asked again while the pool is full (``_borrow``);
-    ``waits`` gets the seconds both took (the gevent pool's warning leaves
+    ``waits`` counts the wait both made (the gevent pool's warning leaves
     them out, engine/durable/pool_wait.py: the run counts them)."""
-    started = time.monotonic()
-    gate.acquire()
-    try:
-        with pool_wait.counted_by_caller():
-            return _borrow(take)
-    except BaseException:
-        gate.release()
-        raise
-    finally:
-        if waits is not None:
-            waits.append(time.monotonic() - started)
+    with waits.timing() if waits is not None else nullcontext():
+        gate.acquire()
+        try:
+            with pool_wait.counted_by_caller():
+                return _borrow(take)
+        except BaseException:
+            gate.release()
+            raise
 
 
 def _borrow(take, seconds: float = BORROW_SECONDS):
