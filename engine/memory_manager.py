@@ -215,13 +215,16 @@ class MemoryManager:
         from this thread soon, when memory is on: triggered
         ``CONSOLIDATION_DELAY`` seconds later, once per mark (a thread marked
         already has its consolidation asked for; the cron also runs every 5
-        minutes)."""
-        if not self.learns(self.thread) or self.thread.memory_pending:
+        minutes). Coming after the turn's commits, it reads the two columns
+        it needs, not the thread's whole row."""
+        thread = self.thread
+        if not self.enabled:
             return
-        self.thread._set_runtime_state(memory_pending=True)
-        cron = self.thread.env.ref(CRON_XMLID, raise_if_not_found=False)
-        if cron:
-            cron.sudo()._trigger(self.thread.env.cr.now() + timedelta(seconds=CONSOLIDATION_DELAY))
+        thread.sudo().fetch([name for name in ("memory_pending", "webhook_id") if name in thread._fields])
+        if not self.learns(thread) or thread.memory_pending:
+            return
+        thread._set_runtime_state(memory_pending=True)
+        thread._ask_consolidation(thread.env.cr.now() + timedelta(seconds=CONSOLIDATION_DELAY))
 
     def consolidate(self):
         """Extract and store what this conversation teaches (see the module

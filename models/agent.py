@@ -222,6 +222,7 @@ class AgenticAiAgent(models.Model):
         ``_check_user_access``) and the agent is active."""
         self.ensure_one()
         self._check_user_access(user)
+        self.fetch(["state"])  # the one column, not the agent's whole row (asked at every run's opening)
         if self.state != "active":
             raise UserError(self.env._("Agent %s is not active.", self.name))
 
@@ -231,6 +232,7 @@ class AgenticAiAgent(models.Model):
         in ``user_ids`` or is in one of ``group_ids`` (both empty = every AI
         user)."""
         self.ensure_one()
+        user.sudo().fetch(["active"])  # the one column, not the user's whole row (asked at every run's opening)
         if not user.sudo().active and not user._is_superuser():  # OdooBot is archived by design
             raise AccessError(self.env._("The user %s is archived and cannot use agents.", user.sudo().name))
         if not user.has_group("agentic_ai.group_agentic_ai_user"):
@@ -270,12 +272,15 @@ class AgenticAiAgent(models.Model):
         available, _unavailable = compile_tools(self.tool_ids, self._get_execution_env())
         return self.tool_ids.filtered(lambda tool: tool.name in available)
 
-    def _build_system_message(self, user=None):
-        """The system prompt with ``{current_date}``, ``{user_name}`` and
-        ``{company_name}`` filled in (unknown ``{...}`` are left as written),
-        then ``RECORD_LINK_INSTRUCTION``."""
+    def _build_system_message(self, user=None, template=None):
+        """The system prompt (``template``: the agent's ``system_prompt`` as
+        a run's settings keep it, read from the agent when None) with
+        ``{current_date}``, ``{user_name}`` and ``{company_name}`` filled in
+        (unknown ``{...}`` are left as written), then ``RECORD_LINK_INSTRUCTION``."""
         self.ensure_one()
         user = user or self.env.user
+        # What the request's company and today's date are read from, not the user's whole row.
+        self.env.user.fetch(["company_id", "tz"])
         # The user's own name and current company's, in one statement at every run's opening: read through the
         # ORM they were three wide rows fetched again after each commit (users, partners, companies).
         self.env["res.partner"].flush_model(["name"])
@@ -289,7 +294,7 @@ class AgenticAiAgent(models.Model):
             "user_name": user_name,
             "company_name": company_name,
         }
-        text = self.system_prompt or DEFAULT_SYSTEM_PROMPT
+        text = (self.system_prompt if template is None else template) or DEFAULT_SYSTEM_PROMPT
         for key, value in values.items():
             text = text.replace("{%s}" % key, value or "")
         return f"{text.rstrip()}\n{RECORD_LINK_INSTRUCTION}"

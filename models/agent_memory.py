@@ -273,7 +273,8 @@ class AgenticAiMemory(models.Model):
         if not user or limit <= 0:
             return self.browse()
         now = fields.Datetime.now()
-        companies = user.sudo().company_ids & self.env.companies  # the user's, among those the request works in
+        # The user's active companies (Odoo's cached ids, not a read of res.company), among those the request works in.
+        companies = set(user.sudo()._get_company_ids()) & set(self.env.companies.ids)
         owned = ["&", ("scope", "=", "user"), ("user_id", "=", user.id)]
         if thread:
             owned = ["|", *owned, "&", "&", ("scope", "=", "thread"), ("thread_id", "=", thread.id),
@@ -281,7 +282,7 @@ class AgenticAiMemory(models.Model):
         domain = ["&", "&", "&",
                   "|", ("expires_at", "=", False), ("expires_at", ">", now),
                   "|", ("agent_id", "=", False), ("agent_id", "=", agent.id if agent else False),
-                  "|", ("company_id", "=", False), ("company_id", "in", companies.ids),
+                  "|", ("company_id", "=", False), ("company_id", "in", sorted(companies)),
                   "|", ("scope", "=", "global"), *owned]
         memories = self.search(domain)
         terms = query_terms(query)

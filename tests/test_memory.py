@@ -248,6 +248,26 @@ class TestMemory(AgenticCase):
         self.assertEqual(self.env["ir.cron.trigger"].search_count([("cron_id", "=", cron.id)]), 1,
                          "one consolidation asked for the two turns")
 
+    def test_turns_of_many_conversations_ending_together_ask_for_one_consolidation(self):
+        """Two conversations completed within the delay: one trigger serves
+        both (the cron learns from every marked conversation); a trigger
+        due later than the delay allows does not, and one due earlier than
+        asked neither (it would run beside the conversation's next turn)."""
+        cron = self.env.ref("agentic_ai.ir_cron_consolidate_memories")
+        triggers = self.env["ir.cron.trigger"].sudo()
+        first, _result, _prompt = self.turn(self.user_a, "I prefer quotations valid 15 days.", {"content": "Noted."})
+        second, _result, _prompt = self.turn(self.user_a, "I prefer invoices in EUR.", {"content": "Noted."})
+        self.assertTrue(first.memory_pending and second.memory_pending)
+        self.assertEqual(triggers.search_count([("cron_id", "=", cron.id)]), 1)
+        triggers.search([("cron_id", "=", cron.id)]).unlink()
+        now = self.env.cr.now()
+        triggers.create([{"cron_id": cron.id, "call_at": now + timedelta(seconds=CONSOLIDATION_DELAY * 3)},
+                         {"cron_id": cron.id, "call_at": now}])
+        self.turn(self.user_a, "I prefer quotations valid 20 days.", {"content": "Noted."})  # a third conversation
+        due = triggers.search([("cron_id", "=", cron.id)]).mapped("call_at")
+        self.assertEqual(len(due), 3, "neither the later nor the earlier trigger serves the turn")
+        self.assertIn(now + timedelta(seconds=CONSOLIDATION_DELAY), due)
+
     def test_completed_turn_is_consolidated_by_the_cron(self):
         thread, _result, _prompt = self.turn(self.user_a, "I prefer quotations valid 15 days.", {"content": "Noted."})
         self.assertTrue(thread.memory_pending)

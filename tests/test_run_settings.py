@@ -42,6 +42,9 @@ class TestRunSettings(AgenticCase):
 
         self.agent.max_iterations = 3
         self.assertEqual(self.settings().max_iterations, 3, "the agent's own settings")
+        self.agent.system_prompt = "You serve {user_name} of {company_name}; answer in haiku."
+        self.assertTrue(self.settings().system_prompt.startswith(
+            f"You serve {self.plain.name} of {self.env.company.name}; answer in haiku."), "its prompt, filled in")
         self.provider.max_tokens = 1234
         self.assertEqual(self.settings().providers[0].max_tokens, 1234, "its provider's")
 

@@ -133,9 +133,9 @@ def build_run_context(agent, thread) -> RunContext:
     limits of Settings)."""
     settings = agent._run_settings(thread.env.uid, agent._run_settings_version())
     return RunContext(
-        **{name: value for name, value in settings.items() if name != "rule_specs"},
+        **{name: value for name, value in settings.items() if name not in ("rule_specs", "system_prompt")},
         rules=RuleSet(settings["rule_specs"]),  # its verdicts are kept per run
-        system_prompt=agent._build_system_message(thread.user_id),
+        system_prompt=agent._build_system_message(thread.user_id, settings["system_prompt"]),
         user_id=thread.env.uid,
         company_ids=tuple(thread.env.companies.ids),
         rate_limits=RateLimits.from_params(thread.env["ir.config_parameter"].sudo().get_param),
@@ -153,6 +153,7 @@ def agent_settings(agent, user) -> Mapping:
     available, unavailable = compile_tools(agent.tool_ids, exec_env)
     return MappingProxyType({
         "agent_id": agent.id,
+        "system_prompt": agent.system_prompt or "",  # the template: build_run_context fills it in for each run
         "require_confirmation": agent.require_confirmation,
         "max_iterations": agent.max_iterations,
         "max_tokens_per_run": agent.max_tokens_per_run,
