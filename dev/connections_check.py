@@ -425,6 +425,7 @@ def case_l1(harness: Harness) -> None:
     step(f"L-1: the server's sessions: at most {sampler.most_open} open, {sampler.most_working} working at once "
          f"({sampler.samples} samples{', ' + sampler.failure if sampler.failure else ''})")
     check_runs(harness, harness.jobs, results)
+    check_sealed(harness, harness.jobs)
     if sampler.most_open >= harness.max_connections:
         raise CheckFailed(f"{sampler.most_open} sessions: PostgreSQL's max_connections is {harness.max_connections}")
 
@@ -446,6 +447,22 @@ def check_runs(harness: Harness, jobs, results) -> None:
         raise CheckFailed(f"runs ended {dict(ends)}, {wrong_text} with another answer than the model's")
     if stored != Counter({("completed", 1): len(jobs)}):
         raise CheckFailed(f"in the database (state, answers): {dict(stored)}")
+
+
+def check_sealed(harness: Harness, jobs, seconds: float = 30.0) -> None:
+    """Every execution log row of the runs is chained soon after they ended, though they ended together and
+    each left its company to its process's sealer when another seal held the chain's lock
+    (engine/durable/log_chain.py)."""
+    deadline, unsealed = time.monotonic() + seconds, None
+    while unsealed != 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+        with psycopg2.connect(dbname=harness.db) as conn, conn.cursor() as cur:
+            cur.execute("SELECT count(*) FILTER (WHERE chain_seq IS NULL), count(*) FROM agentic_ai_execution_log "
+                        "WHERE thread_id = ANY(%s)", [[thread_id for thread_id, _c in jobs]])
+            unsealed, rows = cur.fetchone()
+    step(f"L-1: {rows - unsealed}/{rows} execution log rows of the runs chained")
+    if unsealed:
+        raise CheckFailed(f"{unsealed} execution log rows of the runs still unsealed {seconds:.0f} s after they ended")
 
 
 CASES = (case_l2, case_left, case_same_thread, case_worker, case_queued, case_l1, case_restart)

@@ -9,6 +9,7 @@ exercised in one test transaction; engine/durable/log_chain.py explains what kee
 the chain linear (advisory lock, READ COMMITTED seal, unique index)."""
 import logging
 
+from odoo import SUPERUSER_ID, api, sql_db
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tests.common import JsonRpcException
@@ -414,6 +415,34 @@ class TestAuditChain(ChainMixin, AgenticCase):
         self.assertEqual(self.rows(1).level, "info")
         self.assertEqual(self.Log.log("error", success=False, error_message="x").level, "error")
         self.assertEqual(self.Log.log("tool_execution", success=False, level="warning").level, "warning")
+
+
+    def real_cursor(self):
+        """A cursor on a connection of its own (not the test's transaction)."""
+        cr = sql_db.db_connect(self.env.cr.dbname).cursor()
+        self.addCleanup(cr.close)
+        return cr
+
+    def test_a_seal_leaves_a_company_being_sealed_to_the_process_sealer(self):
+        """While another transaction holds a company's chain lock (it is
+        sealing), a run's seal does not wait for it with its connection
+        held: the company is left to this process's sealer, which waits for
+        the lock on a connection of its own and seals once it is free
+        (issue 26 point 5: runs ending together queued for one lock)."""
+        holder, other = self.real_cursor(), self.real_cursor()
+        company = self.company_b.id
+        self.assertTrue(log_chain.try_lock_company(holder, company))
+        other.execute("SET LOCAL lock_timeout = '5s'")  # a seal that waited would fail here, not hang the suite
+        busy = set()
+        self.assertEqual(log_chain.seal(api.Environment(other, SUPERUSER_ID, {}), [company], busy=busy), 0)
+        self.assertEqual(busy, {company}, "left to the sealer, not waited for")
+        other.rollback()
+
+        holder.rollback()  # the other seal ends: the lock is taken again, as the process's sealer then takes it
+        self.assertTrue(log_chain.try_lock_company(other, company))
+        other.rollback()
+        # The sealer's thread itself needs a server (a test's registry gives every thread the test's cursor):
+        # dev/connections_check.py (case L-1) has 200 runs end together and every row of theirs chained.
 
 
 @tagged("post_install", "-at_install")

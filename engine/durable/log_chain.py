@@ -21,7 +21,10 @@ rows unsealed and registers a post-commit hook; after the run's commit,
 company's advisory lock (``LOCK_CLASS``, company id), reads the head (fresh,
 after the lock), chains every committed unsealed row of the company in id
 order, and commits. The lock is held for that short transaction only; runs
-never wait for each other. Rows left unsealed (a crash between the two
+never wait for each other: when another transaction holds the lock (it is
+sealing), the run leaves the company to its process's ``sealer``, one
+thread that waits for the lock on a connection of its own and chains what
+was committed meanwhile. Rows left unsealed (a crash between the two
 commits) are chained by the company's next seal; ``verify`` counts them.
 
 Sealing in a transaction that may have an old snapshot (``seal`` called
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 
 import psycopg2.errors
 
@@ -124,6 +128,13 @@ def lock_company(cr, company_id: int) -> None:
     cr.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, company_id])
 
 
+def try_lock_company(cr, company_id: int) -> bool:
+    """Take the company's chain lock (held until the transaction ends)
+    unless another transaction holds it: whether it was taken."""
+    cr.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_CLASS, company_id])
+    return cr.fetchone()[0]
+
+
 def chain_start(cr, company_id: int) -> tuple[int, str]:
     """``(seq, hash)`` the company's chain starts from: its latest
     checkpoint, or ``(0, GENESIS)``."""
@@ -189,20 +200,26 @@ def _cut_short(cr, company_id: int, head: tuple[int, str]) -> str:
     return ""  # ahead of the record: a seal whose record was rolled back with it cannot happen; a lowered record
 
 
-def seal(env, company_ids=None) -> int:
+def seal(env, company_ids=None, busy: set | None = None) -> int:
     """Chain the unsealed rows of ``company_ids`` (every company with one
     when None) that this transaction sees, in id order, after each
     company's head; returns how many rows were sealed. Takes each company's
-    lock (until the transaction ends). A company whose head moved since
-    this transaction's snapshot (another seal committed meanwhile) is left
-    to the next seal."""
+    lock (until the transaction ends), waiting for it; with ``busy`` (a
+    set), a company whose lock another transaction holds is not waited
+    for but added to ``busy``. A company whose head moved since this
+    transaction's snapshot (another seal committed meanwhile) is left to
+    the next seal."""
     cr = env.cr
     if company_ids is None:
         cr.execute(SQL("SELECT DISTINCT chain_company_id FROM %s WHERE chain_seq IS NULL", SQL.identifier(TABLE)))
         company_ids = [company_id for (company_id,) in cr.fetchall()]
     sealed = 0
     for company_id in sorted(set(company_ids)):  # always the same order: no deadlock between two seals
-        lock_company(cr, company_id)
+        if busy is None:
+            lock_company(cr, company_id)
+        elif not try_lock_company(cr, company_id):
+            busy.add(company_id)
+            continue
         try:
             with cr.savepoint(flush=False):
                 sealed += _seal_company(cr, company_id)
@@ -236,21 +253,69 @@ def _seal_company(cr, company_id: int) -> int:
     return len(rows)
 
 
-def seal_committed(registry, company_ids) -> None:
+def seal_committed(registry, company_ids, wait: bool = False) -> None:
     """Post-commit hook of ``log_many``: seal ``company_ids`` in a new short
     transaction that sees every committed row (READ COMMITTED, so the head
     is read after the lock is granted). A failure is logged, never raised:
-    the rows stay unsealed until the company's next seal."""
+    the rows stay unsealed until the company's next seal.
+
+    A company that another transaction is sealing right now is not waited
+    for (``wait`` False, on a connection of Odoo's own): this process's
+    ``sealer`` chains it as soon as that seal commits, on a connection of
+    its own, so that a run's end never queues behind the seals of every run
+    that ended with it, holding its connection meanwhile (issue 26 point
+    5: 200 runs ending together waited in turn for one lock). A test's
+    cursor shares the test's transaction: it seals there and then."""
     if not company_ids:  # withdrawn by a run that seals at its last commit (``_defer_seal``)
         return
+    busy = set()
     try:
         with registry.cursor() as cr:
-            if isinstance(cr, Cursor):  # a test cursor shares the test's transaction instead
+            own = isinstance(cr, Cursor)  # a test cursor shares the test's transaction instead
+            if own:
                 cr.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
-            seal(api.Environment(cr, api.SUPERUSER_ID, {}), company_ids)
+            seal(api.Environment(cr, api.SUPERUSER_ID, {}), company_ids, busy=None if wait or not own else busy)
     except Exception:
         _logger.exception("Could not seal the execution log chain of companies %s; the next seal will",
                           sorted(company_ids))
+        return
+    if busy:
+        sealer.ask(registry, busy)
+
+
+class Sealer:
+    """Seals asked for while another transaction held the company's lock,
+    chained one after the other by one thread of this process (a greenlet
+    on the gevent server), waiting for the lock: at most one connection of
+    the process waits for a chain lock, and the companies asked for while
+    it works are sealed together by its next round. A process that stops
+    first leaves the rows to the company's next seal, as a crash does."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple] = {}  # database name: (its registry, company ids)
+        self._worker: threading.Thread | None = None
+
+    def ask(self, registry, company_ids) -> None:
+        """Have ``company_ids`` of ``registry``'s database sealed soon."""
+        with self._lock:
+            self._pending.setdefault(registry.db_name, (registry, set()))[1].update(company_ids)
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, name="agentic_ai.log_chain.sealer", daemon=True)
+                self._worker.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._worker = None
+                    return
+                dbname, (registry, company_ids) = self._pending.popitem()
+            threading.current_thread().dbname = dbname  # for Odoo's log lines
+            seal_committed(registry, company_ids, wait=True)  # logs what fails: the next seal chains the rows
+
+
+sealer = Sealer()
 
 
 def verify(cr, company_id: int, expected: tuple[int, str] | None = None) -> dict:
