@@ -395,13 +395,19 @@ class AgenticAiThread(models.Model):
         ``agentic.ai.agent.run``."""
         return self._send_message(message)
 
-    def _send_message(self, message, durable=None, emit=None, should_stop=None):
+    def _send_message(self, message, durable=None, emit=None, should_stop=None, checked=False):
         """``send_message`` with the run's hooks, which no RPC client can
         pass: ``durable``, commit each finished step
         (engine/durable/durability.py; None: when the run owns an HTTP
         request's transaction); ``emit(event, data)``, the run's events
-        (spec §10.2); ``should_stop()``, asked at each step boundary."""
-        self._check_can_send(message)
+        (spec §10.2); ``should_stop()``, asked at each step boundary;
+        ``checked``, the caller asked ``_check_can_send`` in this request
+        moments ago (the stream route, before it answered): the user's and
+        the agent's access are not read again, and what may have changed
+        since (a run or a queued message that took the thread) is refused
+        by the runtime under the thread's row lock, as always."""
+        if not checked:
+            self._check_can_send(message)
         return self._runtime(durable, emit, should_stop).run_turn(message)
 
     def _check_can_send(self, message):
