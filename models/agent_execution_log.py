@@ -3,10 +3,12 @@ from datetime import timedelta
 
 from odoo import api, fields, models, tools
 from odoo.exceptions import AccessError, UserError
+from odoo.modules import module as odoo_module
 from odoo.tools import SQL
 
 from ..engine.durable import log_chain
-from ..engine.guard import rate_limits
+from ..engine.guard import daily_costs, rate_limits
+from ..engine.guard.daily_costs import DAILY_COSTS
 from ..engine.text.clean_text import clean_text
 from ..llm.usage import FIGURES
 from ..tools.values.json_values import dumps
@@ -294,13 +296,18 @@ class AgenticAiExecutionLog(models.Model):
 
     @api.private
     @api.model
-    def _rate_limit_usage(self, user_id, agent_id, company_id, now, keys=None):
+    def _rate_limit_usage(self, user_id, agent_id, company_id, now, keys=None, costs=None):
         """The LLM calls behind the rate limits (spec §7.5), in the windows
         ending at ``now`` (naive UTC): ``{limit name: WindowUsage}`` with the
         requests of ``user_id`` in the last minute and hour, and the cost
         (USD) of ``agent_id`` and of ``company_id`` in the last 24 hours;
         only the limits named in ``keys`` when given. One query, each part on
-        its partial index (``_llm_call_*_idx``)."""
+        its partial index (``_llm_call_*_idx``).
+
+        The 24-hour costs move a base kept by ``costs`` forward
+        (engine/guard/daily_costs.py: the process's ``DAILY_COSTS``, never
+        in tests, which pass their own): two short ranges of rows instead of
+        the day's."""
         windows = [window for window in (
             ("requests_per_minute", "user_id", user_id, rate_limits.MINUTE, SQL("count(*)")),
             ("requests_per_hour", "user_id", user_id, rate_limits.HOUR, SQL("count(*)")),
@@ -309,13 +316,43 @@ class AgenticAiExecutionLog(models.Model):
         ) if keys is None or window[0] in keys]
         if not windows:
             return {}
-        parts = [SQL("SELECT %s, %s, min(create_date) FROM %s WHERE action_type = 'llm_call' AND %s = %s "
-                     "AND create_date > %s", key, amount, SQL.identifier(self._table), SQL.identifier(column),
-                     value or 0, now - window)
-                 for key, column, value, window, amount in windows]
+        if costs is None and not odoo_module.current_test:
+            costs = DAILY_COSTS
+        table, parts, summing = SQL.identifier(self._table), [], {}
+        for key, column, value, window, amount in windows:
+            where = SQL("action_type = 'llm_call' AND %s = %s", SQL.identifier(column), value or 0)
+            since = now - window
+            base, until = (None, None) if costs is None or window != rate_limits.DAY else \
+                costs.base((self.env.cr.dbname, column, value or 0), now)
+            if base is not None and now - base.until < window:
+                oldest = SQL("(SELECT min(create_date) FROM %s WHERE %s AND create_date > %s)", table, where, since)
+                parts.append(SQL(
+                    "SELECT %s, %s + coalesce(sum(CASE WHEN create_date > %s THEN cost ELSE -cost END), 0), %s, "
+                    "NULL::float8 FROM %s WHERE %s AND (create_date > %s OR (create_date > %s AND create_date <= %s))",
+                    key, base.amount, base.until, oldest, table, where, base.until, base.until - window, since))
+                continue
+            if until is None:
+                parts.append(SQL("SELECT %s, %s, min(create_date), NULL::float8 FROM %s WHERE %s AND create_date > %s",
+                                 key, amount, table, where, since))
+                continue
+            # The whole window, and the new base (until - 24 h, until] beside it, in one scan.
+            summing[key] = ((self.env.cr.dbname, column, value or 0), until)
+            parts.append(SQL(
+                "SELECT %s, coalesce(sum(cost) FILTER (WHERE create_date > %s), 0), "
+                "min(create_date) FILTER (WHERE create_date > %s), "
+                "coalesce(sum(cost) FILTER (WHERE create_date > %s AND create_date <= %s), 0) "
+                "FROM %s WHERE %s AND create_date > %s",
+                key, since, since, until - window, until, table, where, min(since, until - window)))
         self.flush_model()
-        rows = self.env.execute_query(SQL(" UNION ALL ").join(parts))
-        return {key: rate_limits.WindowUsage(float(amount), oldest) for key, amount, oldest in rows}
+        rows = []
+        try:
+            rows = self.env.execute_query(SQL(" UNION ALL ").join(parts))
+        finally:
+            kept_bases = {key: base for key, _amount, _oldest, base in rows if key in summing}
+            for key, (cache_key, until) in summing.items():
+                costs.keep(cache_key, daily_costs.Base(until, float(kept_bases[key]))
+                           if key in kept_bases else None)
+        return {key: rate_limits.WindowUsage(float(amount), oldest) for key, amount, oldest, _base in rows}
 
     @api.model
     def action_verify_chain(self):

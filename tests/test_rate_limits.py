@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 
 from odoo.tests import tagged
 
+from ..engine.guard.daily_costs import MARGIN, REFRESH, DailyCosts
 from ..engine.guard.rate_limits import RateLimits, WindowUsage, check
 from .common import AgenticCase, tool_call
 
@@ -94,6 +95,36 @@ class TestRateLimits(AgenticCase):
         _thread, result = self.run_agent("hello", user=self.plain)
         self.assertEqual((result.state, result.reply), ("completed", "hi"))
         self.assertEqual(len(self.scenario.chat_requests()), 1)
+
+    def test_the_daily_costs_move_a_kept_sum_forward(self):
+        """engine/guard/daily_costs.py: a check sums the day once and keeps
+        the sum up to a moment a little in the past; the next checks move it
+        forward (rows that left the window out, new rows in) and agree with
+        a sum of the whole window; an old kept sum is summed again."""
+        log, costs, now = self.env["agentic.ai.execution.log"], DailyCosts(), self.env.cr.now()
+        self.llm_calls(1, timedelta(hours=23, minutes=55), cost=1.0)  # leaves the window 5 minutes from now
+        self.llm_calls(1, timedelta(hours=2), cost=2.0)
+        self.llm_calls(1, timedelta(minutes=2), cost=4.0)  # newer than the kept sum's end
+
+        def check(at):
+            kept = log._rate_limit_usage(self.plain.id, self.agent.id, self.env.company.id, at, costs=costs)
+            whole = log._rate_limit_usage(self.plain.id, self.agent.id, self.env.company.id, at)  # tests: no base
+            for key in ("cost_per_day_agent", "cost_per_day_company"):
+                self.assertAlmostEqual(kept[key].amount, whole[key].amount, msg=f"{key} at {at}")
+                self.assertEqual(kept[key].oldest, whole[key].oldest, f"{key} at {at}")
+            return whole["cost_per_day_agent"].amount
+
+        first = check(now)
+        key = (self.env.cr.dbname, "agent_id", self.agent.id)
+        base = costs._bases[key]
+        self.assertEqual(base.until, now - MARGIN)
+        self.assertAlmostEqual(first - base.amount, 4.0, msg="the kept sum ends before the newest row")
+        self.llm_calls(1, -timedelta(minutes=5), cost=8.0)  # a call five minutes from now
+        self.assertAlmostEqual(check(now + timedelta(minutes=8)) - first, 8.0 - 1.0, msg="one in, one out")
+        self.assertIs(costs._bases[key], base, "moved forward, not summed again")
+        later = now + REFRESH + MARGIN + timedelta(minutes=1)
+        check(later)
+        self.assertEqual(costs._bases[key].until, later - MARGIN, "an old kept sum is summed again")
 
     def test_limit_reached_within_a_run(self):
         """Checked before each LLM call, not only at the start of a turn."""
