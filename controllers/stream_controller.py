@@ -141,7 +141,7 @@ def _runner(dbname, uid, context, thread_id, job):
             hooks = {"durable": True, "emit": relay.emit, "should_stop": relay.stopped}
 
             def open_run():
-                if job[0] == "send":  # checked by _prepare in this request, before the stream was answered
+                if job[0] == "send":  # checked by _prepare in this request: the agent's access is asked again
                     return thread._send_message(job[1], checked=True, **hooks)
                 return thread._handle_confirmation(job[1], job[4], tool_call_id=job[2],
                                                    confirmation_id=job[3], **hooks)

@@ -402,11 +402,15 @@ class AgenticAiThread(models.Model):
         request's transaction); ``emit(event, data)``, the run's events
         (spec §10.2); ``should_stop()``, asked at each step boundary;
         ``checked``, the caller asked ``_check_can_send`` in this request
-        moments ago (the stream route, before it answered): the user's and
-        the agent's access are not read again, and what may have changed
-        since (a run or a queued message that took the thread) is refused
-        by the runtime under the thread's row lock, as always."""
-        if not checked:
+        (the stream route, before it answered): what cannot have changed
+        since (the thread's owner) is not read again, what the runtime
+        checks itself under the thread's row lock (the message, a run or a
+        queued message that took the thread) neither; whether the user may
+        still use the agent is (the run may start many seconds later, after
+        its wait at the gate)."""
+        if checked:
+            self.agent_id._check_runnable(self.env.user)
+        else:
             self._check_can_send(message)
         return self._runtime(durable, emit, should_stop).run_turn(message)
 

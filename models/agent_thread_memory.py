@@ -14,6 +14,7 @@ from ..engine.memory_manager import CONSOLIDATION_DELAY, CRON_XMLID, MemoryManag
 _logger = logging.getLogger(__name__)
 
 BATCH = 20                         # threads consolidated per cron run; the cron is triggered again for the rest
+TRIGGER_MARGIN = 5                 # seconds: a trigger due sooner may run before the turn's mark is committed
 
 
 class AgenticAiThread(models.Model):
@@ -40,18 +41,23 @@ class AgenticAiThread(models.Model):
     @api.private
     def _ask_consolidation(self, at):
         """Have the Memory Consolidation cron run at ``at`` (naive UTC
-        datetime), unless one of its triggers is due already between ``at``
-        and ``CONSOLIDATION_DELAY`` seconds later: that run learns from
-        every marked conversation, this one included, at most that much
-        later than asked. One statement instead of a trigger (and a read of
+        datetime), unless one of its triggers is due from a little before
+        ``at`` (never sooner than ``TRIGGER_MARGIN`` seconds from now) to
+        ``CONSOLIDATION_DELAY`` seconds after it: that run learns from every
+        marked conversation, this one included, at most that much later than
+        asked. One statement instead of a trigger (and a read of
         the cron) per completed turn: when a company's chats end together,
         one trigger serves them all (issue 26 point 5)."""
         cron_id = self.env["ir.model.data"]._xmlid_to_res_id(CRON_XMLID, raise_if_not_found=False)
         if not cron_id:
             return
+        # Only a trigger still to come serves (one due already may belong to a run of the cron that searched for
+        # marked conversations before this mark is committed), and one a little sooner than ``at`` too.
+        soonest = max(at - timedelta(seconds=CONSOLIDATION_DELAY / 3),
+                      fields.Datetime.now() + timedelta(seconds=TRIGGER_MARGIN))
         self.env.cr.execute(SQL(
             "SELECT 1 FROM ir_cron_trigger WHERE cron_id = %s AND call_at BETWEEN %s AND %s LIMIT 1",
-            cron_id, at, at + timedelta(seconds=CONSOLIDATION_DELAY)))
+            cron_id, soonest, at + timedelta(seconds=CONSOLIDATION_DELAY)))
         if not self.env.cr.rowcount:
             self.env["ir.cron"].sudo().browse(cron_id)._trigger(at)
 

@@ -37,7 +37,7 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, LockError, MissingError, UserError, ValidationError
 from odoo.tools import SQL
 
-from ..engine.durable import durability, step_connection
+from ..engine.durable import durability, log_chain, step_connection
 from ..engine.durable.queue import QueueSettings, dispatch, is_lock_conflict, run_deadline
 from ..engine.text.clean_text import clean_text
 
@@ -169,6 +169,7 @@ class AgenticAiThread(models.Model):
         for a job. Returns the number of jobs handled."""
         threads = self.sudo()
         threads._queue_repair()
+        threads._queue_seal_left()
         settings = threads._queue_settings()
         deadline = run_deadline(threads.env.context, settings.time_budget)
         cron = threads.env["ir.cron"]
@@ -235,6 +236,17 @@ class AgenticAiThread(models.Model):
                 self._repair_dead_runs()
         except Exception:
             _logger.exception("The queue could not repair the conversations dead runs left")
+
+    @api.model
+    def _queue_seal_left(self):
+        """Chain the execution log rows left unsealed for more than a minute
+        (engine/durable/log_chain.py ``seal_left``); never fails the cron
+        for it."""
+        try:
+            with self.env.cr.savepoint():
+                log_chain.seal_left(self.env)
+        except Exception:
+            _logger.exception("The queue could not seal the execution log rows left unsealed")
 
     def _queue_settings(self):
         return QueueSettings.from_params(self.env["ir.config_parameter"].sudo().get_param)

@@ -423,6 +423,19 @@ class TestAuditChain(ChainMixin, AgenticCase):
         self.addCleanup(cr.close)
         return cr
 
+    def test_the_queue_cron_seals_rows_left_unsealed(self):
+        """Rows a sealer could not chain (it failed, or its process stopped
+        first) are chained by the queue's cron once a minute old; newer
+        ones are left to their run's own seal."""
+        old, new = self.rows(2, self.company_b), self.rows(1, self.company_b)
+        self.env.cr.execute("UPDATE agentic_ai_execution_log SET create_date = create_date - interval '2 minutes' "
+                            "WHERE id = ANY(%s)", [old.ids])
+        self.registry_enter_test_mode()  # the seal's own cursor wraps this test's transaction, which holds the rows
+        self.env["agentic.ai.thread"]._queue_seal_left()
+        (old | new).invalidate_recordset()
+        self.assertTrue(all(old.mapped("chain_seq")), "the rows left a minute ago are chained")
+        self.assertEqual(self.verify(self.company_b)["unsealed"], 0 if new.chain_seq else 1)
+
     def test_a_seal_leaves_a_company_being_sealed_to_the_process_sealer(self):
         """While another transaction holds a company's chain lock (it is
         sealing), a run's seal does not wait for it with its connection

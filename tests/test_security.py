@@ -56,6 +56,20 @@ class TestSecurity(AgenticCase):
         with self.assertRaises(AccessError, msg="a list of archived users still restricts the agent"):
             agent._check_user_access(self.plain)
 
+    def test_a_run_checked_by_its_request_still_asks_whether_the_agent_may_be_used(self):
+        """The stream route checks a message before it answers, and its run
+        (``_send_message(checked=True)``) may start many seconds later: an
+        agent switched off or a user taken off its list meanwhile still
+        refuses the run."""
+        thread = self.new_thread(user=self.plain)
+        self.agent.user_ids = [(6, 0, self.other.ids)]
+        with self.assertRaises(AccessError):
+            thread._send_message("hello", checked=True)
+        self.agent.user_ids = [(5,)]
+        self.agent.state = "archived"
+        with self.assertRaises(UserError):
+            thread._send_message("hello", checked=True)
+
     def test_operators_read_but_do_not_write_other_threads(self):
         self.script({"content": "hi"})
         thread, _result = self.run_agent("hello", user=self.plain)

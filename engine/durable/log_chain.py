@@ -256,19 +256,21 @@ def _seal_company(cr, company_id: int) -> int:
 def seal_committed(registry, company_ids, wait: bool = False) -> None:
     """Post-commit hook of ``log_many``: seal ``company_ids`` in a new short
     transaction that sees every committed row (READ COMMITTED, so the head
-    is read after the lock is granted). A failure is logged, never raised:
-    the rows stay unsealed until the company's next seal.
+    is read after the lock is granted). A failure is logged, never raised.
 
     A company that another transaction is sealing right now is not waited
     for (``wait`` False, on a connection of Odoo's own): this process's
     ``sealer`` chains it as soon as that seal commits, on a connection of
     its own, so that a run's end never queues behind the seals of every run
     that ended with it, holding its connection meanwhile (issue 26 point
-    5: 200 runs ending together waited in turn for one lock). A test's
-    cursor shares the test's transaction: it seals there and then."""
+    5: 200 runs ending together waited in turn for one lock); a seal that
+    failed is handed to the sealer too. What the sealer could not chain (it
+    failed, or its process stopped first) is chained by the company's next
+    seal, at the latest by the queue's cron (``seal_left``, every minute).
+    A test's cursor shares the test's transaction: it seals there and then."""
     if not company_ids:  # withdrawn by a run that seals at its last commit (``_defer_seal``)
         return
-    busy = set()
+    busy, own = set(), False
     try:
         with registry.cursor() as cr:
             own = isinstance(cr, Cursor)  # a test cursor shares the test's transaction instead
@@ -276,43 +278,65 @@ def seal_committed(registry, company_ids, wait: bool = False) -> None:
                 cr.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
             seal(api.Environment(cr, api.SUPERUSER_ID, {}), company_ids, busy=None if wait or not own else busy)
     except Exception:
-        _logger.exception("Could not seal the execution log chain of companies %s; the next seal will",
-                          sorted(company_ids))
-        return
+        _logger.exception("Could not seal the execution log chain of companies %s; %s", sorted(company_ids),
+                          "the next seal will" if wait or not own else "this process's sealer tries again")
+        busy = set() if wait or not own else set(company_ids)
     if busy:
         sealer.ask(registry, busy)
 
 
+def seal_left(env, minutes: int = 1) -> None:
+    """Seal the companies whose rows were left unsealed for more than
+    ``minutes`` (a sealer that failed, a process that stopped before its
+    sealer ran, a crash between a run's commit and its seal), each in a
+    transaction of its own, waiting for its lock: the queue's cron calls
+    this every minute, so a quiet company's chain never stays unsealed
+    long enough for ``verify`` to report it (``STALE_MINUTES``). One short
+    query on the partial index of unsealed rows when there is nothing to do."""
+    env.cr.execute(SQL("SELECT DISTINCT chain_company_id FROM %s WHERE chain_seq IS NULL AND create_date < "
+                       "(now() AT TIME ZONE 'UTC') - make_interval(mins => %s)", SQL.identifier(TABLE), minutes))
+    for (company_id,) in env.cr.fetchall():
+        seal_committed(env.registry, {company_id}, wait=True)
+
+
 class Sealer:
     """Seals asked for while another transaction held the company's lock,
-    chained one after the other by one thread of this process (a greenlet
-    on the gevent server), waiting for the lock: at most one connection of
-    the process waits for a chain lock, and the companies asked for while
-    it works are sealed together by its next round. A process that stops
-    first leaves the rows to the company's next seal, as a crash does."""
+    chained by one thread of this process (a greenlet on the gevent
+    server), one company per transaction, waiting for its lock: at most one
+    connection of the process waits for a chain lock, it never holds one
+    company's lock while it waits for another's, and the runs that ask for
+    the same company while it works are served by its next round. A
+    process that stops first leaves the rows to the company's next seal, as
+    a crash does (``seal_left``)."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._pending: dict[str, tuple] = {}  # database name: (its registry, company ids)
+        self._pending: dict[tuple[str, int], object] = {}  # (database name, company id): the database's registry
         self._worker: threading.Thread | None = None
 
     def ask(self, registry, company_ids) -> None:
         """Have ``company_ids`` of ``registry``'s database sealed soon."""
         with self._lock:
-            self._pending.setdefault(registry.db_name, (registry, set()))[1].update(company_ids)
-            if self._worker is None:
+            for company_id in company_ids:
+                self._pending[registry.db_name, company_id] = registry
+            if self._worker is None or not self._worker.is_alive():  # a worker that died is replaced
                 self._worker = threading.Thread(target=self._work, name="agentic_ai.log_chain.sealer", daemon=True)
                 self._worker.start()
 
     def _work(self) -> None:
-        while True:
+        me = threading.current_thread()
+        try:
+            while True:
+                with self._lock:
+                    if not self._pending:
+                        return
+                    (dbname, company_id), registry = self._pending.popitem()
+                me.dbname = dbname  # for Odoo's log lines
+                seal_committed(registry, {company_id}, wait=True)  # logs what fails: seal_left chains it later
+        finally:
             with self._lock:
-                if not self._pending:
+                if self._worker is me:
                     self._worker = None
-                    return
-                dbname, (registry, company_ids) = self._pending.popitem()
-            threading.current_thread().dbname = dbname  # for Odoo's log lines
-            seal_committed(registry, company_ids, wait=True)  # logs what fails: the next seal chains the rows
 
 
 sealer = Sealer()

@@ -18,10 +18,14 @@ server every request and every run is a greenlet of one thread, so that
 figure is the CPU the process's event loop spent on everyone else's work
 while this one waited: ``core_busy``. What is left (``seconds - core_busy``)
 is time the core was idle while the run still waited: the resource, not the
-CPU. On a multi-threaded server (Odoo's threaded or HTTP workers) the
-waiting thread's own CPU is nearly nothing, so nearly every second of a
-wait counts as the resource's, as it should: another thread's work does not
-keep this one from a connection there.
+CPU. The split is meant for the gevent server, where the streams run and
+the bench measures. On a multi-threaded server (Odoo's threaded server, the
+cron's runs) the waiting thread's own CPU is nearly nothing, while the
+threads holding the connections still share the interpreter's one lock:
+nearly every second of a wait counts there as the resource's, an upper
+bound. CPU spent by threads the gevent server runs beside its loop
+(engine/durable/off_loop.py) is not seen as the loop's, and the waiting
+greenlet's own CPU inside the block (a lock statement's) counts as busy.
 """
 from __future__ import annotations
 
