@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 
 from ..llm import TokenTracker
 from ..llm.base import fenced_block
@@ -224,9 +223,7 @@ class MemoryManager:
         if not self.learns(thread) or thread.memory_pending:
             return
         thread._set_runtime_state(memory_pending=True)
-        # The clock's time, not the transaction's: a long transaction's would put the consolidation in the past.
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
-        thread._ask_consolidation(now + timedelta(seconds=CONSOLIDATION_DELAY))
+        thread._ask_consolidation()
 
     def consolidate(self):
         """Extract and store what this conversation teaches (see the module

@@ -322,8 +322,8 @@ class AgenticAiExecutionLog(models.Model):
         for key, column, value, window, amount in windows:
             where = SQL("action_type = 'llm_call' AND %s = %s", SQL.identifier(column), value or 0)
             since = now - window
-            base, until = (None, None) if costs is None or window != rate_limits.DAY else \
-                costs.base((self.env.cr.dbname, column, value or 0), now)
+            cache_key = (self.env.cr.dbname, column, value or 0)
+            base, until = (None, None) if costs is None or window != rate_limits.DAY else costs.base(cache_key, now)
             if base is not None and now - base.until < window:
                 oldest = SQL("(SELECT min(create_date) FROM %s WHERE %s AND create_date > %s)", table, where, since)
                 parts.append(SQL(
@@ -336,7 +336,7 @@ class AgenticAiExecutionLog(models.Model):
                                  key, amount, table, where, since))
                 continue
             # The whole window, and the new base (until - 24 h, until] beside it, in one scan.
-            summing[key] = ((self.env.cr.dbname, column, value or 0), until)
+            summing[key] = (cache_key, until)
             parts.append(SQL(
                 "SELECT %s, coalesce(sum(cost) FILTER (WHERE create_date > %s), 0), "
                 "min(create_date) FILTER (WHERE create_date > %s), "

@@ -39,11 +39,13 @@ class AgenticAiThread(models.Model):
         return result
 
     @api.private
-    def _ask_consolidation(self, at):
-        """Have the Memory Consolidation cron run at ``at`` (naive UTC
-        datetime), unless one of its triggers is due from a little before
-        ``at`` (never sooner than ``TRIGGER_MARGIN`` seconds from now) to
-        ``CONSOLIDATION_DELAY`` seconds after it: that run learns from every
+    def _ask_consolidation(self):
+        """Have the Memory Consolidation cron run ``CONSOLIDATION_DELAY``
+        seconds from now (the clock's time, not the transaction's: a long
+        transaction's would put it in the past), unless one of its triggers
+        is due from a little before that (never sooner than
+        ``TRIGGER_MARGIN`` seconds from now) to ``CONSOLIDATION_DELAY``
+        seconds after it: that run learns from every
         marked conversation, this one included, at most that much later than
         asked. One statement instead of a trigger (and a read of
         the cron) per completed turn: when a company's chats end together,
@@ -51,10 +53,11 @@ class AgenticAiThread(models.Model):
         cron_id = self.env["ir.model.data"]._xmlid_to_res_id(CRON_XMLID, raise_if_not_found=False)
         if not cron_id:
             return
+        now = fields.Datetime.now()
+        at = now + timedelta(seconds=CONSOLIDATION_DELAY)
         # Only a trigger still to come serves (one due already may belong to a run of the cron that searched for
         # marked conversations before this mark is committed), and one a little sooner than ``at`` too.
-        soonest = max(at - timedelta(seconds=CONSOLIDATION_DELAY / 3),
-                      fields.Datetime.now() + timedelta(seconds=TRIGGER_MARGIN))
+        soonest = max(at - timedelta(seconds=CONSOLIDATION_DELAY / 3), now + timedelta(seconds=TRIGGER_MARGIN))
         self.env.cr.execute(SQL(
             "SELECT 1 FROM ir_cron_trigger WHERE cron_id = %s AND call_at BETWEEN %s AND %s LIMIT 1",
             cron_id, soonest, at + timedelta(seconds=CONSOLIDATION_DELAY)))

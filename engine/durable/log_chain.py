@@ -270,17 +270,17 @@ def seal_committed(registry, company_ids, wait: bool = False) -> None:
     A test's cursor shares the test's transaction: it seals there and then."""
     if not company_ids:  # withdrawn by a run that seals at its last commit (``_defer_seal``)
         return
-    busy, own = set(), False
+    busy, hand_off = set(), False  # hand_off: what is not sealed here goes to the sealer
     try:
         with registry.cursor() as cr:
-            own = isinstance(cr, Cursor)  # a test cursor shares the test's transaction instead
-            if own:
+            if isinstance(cr, Cursor):  # a test cursor shares the test's transaction instead
                 cr.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
-            seal(api.Environment(cr, api.SUPERUSER_ID, {}), company_ids, busy=None if wait or not own else busy)
+                hand_off = not wait
+            seal(api.Environment(cr, api.SUPERUSER_ID, {}), company_ids, busy=busy if hand_off else None)
     except Exception:
         _logger.exception("Could not seal the execution log chain of companies %s; %s", sorted(company_ids),
-                          "the next seal will" if wait or not own else "this process's sealer tries again")
-        busy = set() if wait or not own else set(company_ids)
+                          "this process's sealer tries again" if hand_off else "the next seal will")
+        busy = set(company_ids) if hand_off else set()
     if busy:
         sealer.ask(registry, busy)
 

@@ -60,14 +60,3 @@ class Waits:
         self.seconds += seconds
         self.core_busy += min(seconds, max(0.0, core_busy))
         self.count += 1
-
-    @property
-    def idle_core(self) -> float:
-        """The seconds waited while the core was idle: the resource's share."""
-        return self.seconds - self.core_busy
-
-    def __iadd__(self, other: Waits) -> Waits:
-        self.seconds += other.seconds
-        self.core_busy += other.core_busy
-        self.count += other.count
-        return self
