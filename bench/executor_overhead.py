@@ -4,11 +4,13 @@ function directly, in one run.
 Pipeline = JSON-Schema validation, safety check, sanitising, savepoint and
 the call's audit row (spec 000 §4.6), on a RunContext built once as a run
 builds it. Both sides run as the administrator (not superuser), on the
-same arguments. Two ways of timing, both printed: hot loops of one kind
-(kinds alternating round by round; sensitive to slow moments of a shared
-machine), and kinds interleaved call by call with medians of single calls
-(robust to them, and closer to a run, where other work comes between two
-tool calls).
+same arguments. Kinds are interleaved call by call, and each call is timed
+alone in a transaction of its own, as a durable run commits after each
+call (engine/runtime.py ``_checkpoint``): the bench rolls it back instead,
+untimed, so that nothing it writes stays, and every call starts, as in a
+run, with the ORM's cache emptied by the end of the previous transaction.
+Medians of single calls per round (robust to a shared machine's slow
+moments, which fall on all kinds alike).
 
 Two figures for the pipeline, because a run writes the audit rows of a
 step in one INSERT (engine/durable/audit.py):
@@ -18,7 +20,8 @@ step in one INSERT (engine/durable/audit.py):
 - alone: ``Executor.execute`` outside a run, its row written by itself.
 
 Run with ``bash bench/run.sh executor_overhead`` (uses the ``agentic_test``
-database left by ``make test``); everything is rolled back.
+database left by ``make test``); everything is rolled back, and the
+thread it made is removed at the end.
 """
 import statistics
 import time
@@ -35,6 +38,7 @@ PARAMS = {"model": "res.partner", "domain": [["is_company", "=", True]], "limit"
 admin = env.ref("base.user_admin")
 agent = env.ref("agentic_ai.agent_general_assistant").with_user(admin)
 thread = env["agentic.ai.thread"].with_user(admin).create({"agent_id": agent.id, "name": "bench"})
+env.cr.commit()  # each call's transaction is rolled back: the thread its rows name must stay
 context = build_run_context(agent, thread)
 audit = AuditTrail(thread)
 in_run = Executor(context, thread, audit)
@@ -65,14 +69,6 @@ def step_without_call():
         audit.record("llm_call", **LLM_ROW)
 
 
-def timed(fn, calls=1) -> float:
-    """ms per call of ``fn`` over ``calls`` calls in a row."""
-    started = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - started) / calls * 1000
-
-
 def report(title, rounds):
     """Print the figures of ``rounds`` = ``[{kind: ms per call}]``: medians,
     and the ratios to the direct call with their quartiles over the rounds."""
@@ -93,24 +89,27 @@ def report(title, rounds):
 
 
 kinds = {"direct": direct, "alone": piped_alone, "step": step_with_call, "empty step": step_without_call}
-for fn in kinds.values():  # warm-up
-    timed(fn, 50)
 
-# 1. Each kind in a hot loop of CALLS calls, kinds alternating round by round.
-hot = []
-for _ in range(ROUNDS):
-    env.invalidate_all()
-    hot.append({name: timed(fn, CALLS) for name, fn in kinds.items()})
-# 2. Kinds interleaved call by call (as in a run, where other work comes
-# between two tool calls), medians of single calls: a slow moment of the
-# machine falls on all kinds alike and its spikes drop out.
+
+def one_call(fn) -> float:
+    """ms of one call of ``fn``, in a transaction that is then rolled back (untimed)."""
+    started = time.perf_counter()
+    fn()
+    elapsed = (time.perf_counter() - started) * 1000
+    env.cr.rollback()
+    return elapsed
+
+
+for _ in range(50):  # warm-up
+    for fn in kinds.values():
+        one_call(fn)
 single = {name: [] for name in kinds}
 for _ in range(ROUNDS * CALLS):
     for name, fn in kinds.items():
-        single[name].append(timed(fn))
-interleaved = [{name: statistics.median(values[i * CALLS:(i + 1) * CALLS]) for name, values in single.items()}
-               for i in range(ROUNDS)]
-
-report(f"hot loops ({ROUNDS} rounds of {CALLS} calls of each kind):", hot)
-report(f"interleaved ({ROUNDS * CALLS} calls of each kind, one by one):", interleaved)
-env.cr.rollback()
+        single[name].append(one_call(fn))
+rounds = [{name: statistics.median(values[i * CALLS:(i + 1) * CALLS]) for name, values in single.items()}
+          for i in range(ROUNDS)]
+report(f"a call per transaction, kinds interleaved ({ROUNDS * CALLS} calls of each kind, medians of {ROUNDS} "
+       f"rounds):", rounds)
+thread.unlink()
+env.cr.commit()

@@ -50,6 +50,7 @@ from ..tools.untrusted import collecting, note_prose_values
 from ..tools.values.json_values import dumps
 from ..tools.values.sensitive_fields import CONTEXT_KEY, MASK, carries_mask
 from .durable.audit import AuditTrail
+from .durable.held_savepoint import held_savepoint
 from .durable.step_commit import StepConflict, commit_durably
 from .guard.confirmation import call_key
 from .guard.confirmation_preview import UNREADABLE, describe_call, record_names
@@ -192,8 +193,7 @@ class Executor:
                 False, error=f"refused: the call carries {MASK}, a value you were only shown masked; it cannot be "
                              "written by an agent. Ask the user for the value or leave it out."), tool_call_id)
         touched = touched_models(self.env, spec, params)
-        key = call_key(tool_name, params)
-        if key in rejected and not confirmed:
+        if rejected and not confirmed and call_key(tool_name, params) in rejected:
             return self._record(tool_name, params, touched, started, ExecutionResult(
                 False, error=f"[CONFIRMATION_REJECTED] the user already rejected this exact call of {tool_name} in "
                              "this request; it was not run and will not be asked again. Do something else, or ask "
@@ -217,8 +217,8 @@ class Executor:
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
-            with self.env.cr.savepoint(), guarding(operations), collecting() as sources, \
-                    tracing() as trace:  # flushes on entry/success
+            with held_savepoint(self.env.cr), guarding(operations), collecting() as sources, \
+                    tracing() as trace:  # flushes on entry/success; one round trip (held_savepoint.py)
                 data = self._run(spec, params)
                 if spec.function is not None and not sources:  # record names and labels in the addon's own results
                     note_prose_values(data, f"the result of {spec.name}")

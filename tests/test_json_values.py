@@ -108,6 +108,33 @@ class TestJsonValues(TransactionCase):
                                              "nan": None, "file": {"binary": True, "bytes": 3}, "ids": [1, 2],
                                              "amount": 1.1, "name": "Zoë"})
 
+    def test_plain_json_is_written_as_it_is_and_reads_as_the_walk_writes_it(self):
+        """``dumps``' fast path (a value that is plain JSON already) gives the
+        JSON the walk (``to_json_value``) gives, on values on both sides of
+        each rule: every such value is written, read back, and compared with
+        the walk's text read back."""
+        loop = {"name": "x"}
+        loop["self"] = loop
+        nested = lambda depth: [nested(depth - 1)] if depth else []  # noqa: E731
+        wide = {"records": [{"id": i, "name": f"Partner {i}", "tags": [i, i + 1]} for i in range(60)]}
+        values = [
+            {"model": "res.partner", "records": [{"id": 1, "name": "Azure", "amount": 1.5, "ok": True}]},
+            [1, "two", 3.0, None, False, {"a": []}], "Zoë", 7, -0.0, (1, (2, 3)),
+            {1: "a", False: "b", None: "c", 2.5: "d"}, {(1, 2): "tuple key"}, {"nan": float("nan")},
+            {"inf": float("inf")}, {"when": date(2026, 12, 4)}, {"set": {3, 1}}, {"bytes": b"ab"},
+            {"decimal": Decimal("2.50")}, loop, nested(99), nested(100), nested(400), wide,
+            {"markup": fields.Html().convert_to_cache("<p>x</p>", self.env["res.partner"])},
+            {"records": self.env.user},
+        ]
+        for value in values:
+            with self.subTest(value=repr(value)[:60]):
+                self.assertEqual(strict_json(dumps(value)), strict_json(json.dumps(to_json_value(value))))
+        self.assertIn("too_deep", dumps(nested(100)), "a value nested deeper than MAX_DEPTH is cut, as before")
+        self.assertEqual(dumps(nested(99)).count("["), 100)
+        self.assertEqual(dumps({"b": 1, "a": [1]}, sort_keys=True, separators=(",", ":")), '{"a":[1],"b":1}')
+        self.assertEqual(dumps({1: "x", "a": "y"}, sort_keys=True), '{"1": "x", "a": "y"}',
+                         "keys of mixed kinds are sorted as text, as the walk sorts them")
+
 
 @tagged("post_install", "-at_install")
 class TestValuesThatAreNotJson(AgenticSetupMixin, HttpCase):

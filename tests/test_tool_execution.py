@@ -3,6 +3,7 @@ refusal by the safety rules, savepoint rollback, audit log row), the generic
 ORM tools ``odoo_*`` and what they refuse to touch, and the observer (spec
 000 §3.3, §4.6, §4.7, §5.1). Issue 2 acceptance test (c)."""
 import json
+import threading
 import time
 
 from odoo.exceptions import ValidationError
@@ -10,6 +11,7 @@ from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
 
 from ..engine.durable import step_commit
+from ..engine.durable.held_savepoint import HELD
 from ..engine.executor import ExecutionResult
 from ..engine.observer import MAX_CHARS, Observer
 from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read
@@ -198,6 +200,33 @@ class TestToolExecution(ToolCase):
                 self.assertIn(words, result.error)
         self.assertTrue(self.env["res.partner"].browse(created.data["id"]).exists(), "the earlier write is kept")
         self.assertTrue(self.execute("odoo_search_read", {"model": "res.partner", "limit": 1}).success)
+
+    def test_a_calls_savepoint_is_one_statement_within_a_bound_per_transaction(self):
+        """Issue 26 point 6: a call's savepoint is not released (the
+        transaction's end does it, engine/durable/held_savepoint.py): one
+        statement instead of Odoo's two, up to HELD per transaction; past
+        them, savepoints are released again, so a long transaction never
+        nests without bound. A failure past the bound still rolls back only
+        its own call."""
+        statements = []
+        current = threading.current_thread()
+        hooks = getattr(current, "query_hooks", ())
+        current.query_hooks = (*hooks, lambda _cr, query, *_args: statements.append(str(query)))
+        try:
+            created = self.execute("odoo_create", {"model": "res.partner", "values": {"name": "Held Before"}})
+            for index in range(HELD + 3):
+                domain = [["id", "=", "abc"]] if index % 2 else [["name", "=", "Held Before"]]
+                with mute_logger("odoo.sql_db", "odoo.addons.agentic_ai.engine.executor"):
+                    self.execute("odoo_search_read", {"model": "res.partner", "domain": domain})
+        finally:
+            current.query_hooks = hooks
+        self.assertTrue(created.success, created.error)
+        ours = [s for s in statements if s.startswith('SAVEPOINT "agentic_ai_call_')]
+        self.assertEqual(len(ours), HELD, "the first HELD calls' savepoints are held")
+        self.assertFalse([s for s in statements if s.startswith('RELEASE SAVEPOINT "agentic_ai_call_')])
+        self.assertEqual(len([s for s in statements if s.startswith("ROLLBACK TO SAVEPOINT")]), (HELD + 3) // 2,
+                         "each refused read rolled back to its own savepoint, held or not")
+        self.assertTrue(self.env["res.partner"].browse(created.data["id"]).exists(), "the earlier write is kept")
 
     def test_execution_is_logged(self):
         result = self.execute("odoo_search_read", {"model": "res.partner", "limit": 2})

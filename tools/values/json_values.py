@@ -55,9 +55,32 @@ def to_json_value(value, field=None):
 def dumps(value, **kwargs) -> str:
     """``json.dumps`` of ``to_json_value(value)``; ``kwargs`` go to
     ``json.dumps`` (non-ASCII characters are kept unless
-    ``ensure_ascii=True``)."""
+    ``ensure_ascii=True``).
+
+    A value that is plain JSON data already (a tool's result, the arguments
+    of a call) is written as it is, without the walk that copies it: the
+    standard encoder refuses whatever the rules would change (a value of
+    another type, a non-finite number, a key that is not text, a number or
+    a boolean, a value met inside itself), and a text with at most
+    MAX_DEPTH opening brackets, strings included, cannot be nested deeper;
+    anything else goes through ``to_json_value``. The JSON is the same
+    either way (where a mapping has both ``1`` and ``"1"`` as keys the text
+    keeps both and the walk the last one: a parser reads the last one)."""
     kwargs.setdefault("ensure_ascii", False)
+    try:
+        text = json.dumps(value, allow_nan=False, default=_not_plain, **kwargs)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    else:
+        if text.count("[") + text.count("{") <= MAX_DEPTH:
+            return text
     return json.dumps(to_json_value(value), allow_nan=False, **kwargs)
+
+
+def _not_plain(value):
+    """``json.dumps``'s ``default``: a value the encoder does not know as
+    JSON goes through ``to_json_value`` (``dumps``)."""
+    raise TypeError(type(value).__name__)
 
 
 def json_rows(model, rows) -> list[dict]:
