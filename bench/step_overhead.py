@@ -6,8 +6,10 @@ A step is one LLM round trip that asks for ``odoo_search_read`` on
 audit rows. It is measured as ``(T(K steps) - T(0 steps)) / K`` of turns sent
 through ``/agentic_ai/chat/send`` on threads that already hold ``M`` prior
 messages, so the per-turn costs (request, lock, history read, final answer)
-cancel out. The baseline is ``/web/dataset/call_kw`` running ``search_read``
-with the same domain, fields and limit as the tool call. The LLM is the
+cancel out. Each thread is a new user's, under the default rate limits
+(bench/step_overhead_prep.py). The baseline is ``/web/dataset/call_kw``
+running ``search_read`` with the same domain, fields and limit as the tool
+call, as one of these users. The LLM is the
 scripted server, in this process (another process than Odoo, as a real LLM
 would be); the time spent inside it is shown apart.
 
@@ -20,6 +22,7 @@ cron threads, on as in every deployment (0: off).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -63,7 +66,7 @@ def reply(request: dict) -> dict:
 
 def prepare(llm_url: str) -> dict:
     """Point the default agent at the scripted server and make the threads:
-    ``{"M,K": [thread ids]}``, each with M prior messages."""
+    ``{"M,K": [[thread id, login of its user]]}``, each with M prior messages."""
     return json.loads(odoo_shell(DB, (ROOT / "bench" / "step_overhead_prep.py").read_text(), "THREADS", {
         "BENCH_LLM_URL": llm_url, "BENCH_HISTORY": ",".join(map(str, HISTORY_SIZES)),
         "BENCH_STEPS": str(STEPS), "BENCH_REPEATS": str(REPEATS)}))
@@ -76,7 +79,13 @@ def main() -> None:
     threads = prepare(llm.base_url)
     try:
         with OdooServer(DB, ("--workers=0", f"--max-cron-threads={CRON_THREADS}")) as server, \
-                server.client() as client:
+                contextlib.ExitStack() as clients:
+            # Each thread's user logged in beforehand (bench/step_overhead_prep.py: one new user per thread);
+            # the bare call_kw is the first one's.
+            client_of = {login: clients.enter_context(server.client(login, login))
+                         for pairs in threads.values() for _thread, login in pairs}
+            client = next(iter(client_of.values()))
+
             def call_kw():
                 started = time.perf_counter()
                 rpc(client, "/web/dataset/call_kw/res.partner/search_read", {
@@ -88,11 +97,14 @@ def main() -> None:
                 call_kw()
             baseline = statistics.median(call_kw() for _ in range(200))
 
-            def turn(thread_id: int, steps: int) -> tuple[float, float]:
-                """(ms of the whole request, ms of it spent inside the scripted LLM server)"""
+            def turn(pair: list, steps: int) -> tuple[float, float]:
+                """(ms of the whole request, ms of it spent inside the scripted LLM server) of a turn of
+                ``pair`` = [thread id, its user's login]"""
+                thread_id, login = pair
                 first = len(scenario.requests)
                 started = time.perf_counter()
-                result = rpc(client, "/agentic_ai/chat/send", {"thread_id": thread_id, "message": f"steps={steps} go"})
+                result = rpc(client_of[login], "/agentic_ai/chat/send",
+                             {"thread_id": thread_id, "message": f"steps={steps} go"})
                 elapsed = (time.perf_counter() - started) * 1000
                 if result["result"]["tool_calls"] != steps or result["result"]["state"] != "completed":
                     sys.exit(f"turn went wrong: {json.dumps(result['result'])[:1000]}")

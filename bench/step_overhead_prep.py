@@ -1,18 +1,21 @@
 """Fed to ``odoo shell`` by bench/step_overhead.py: points the default agent
 at the scripted LLM (``BENCH_LLM_URL``) and creates, for each history size
-M and step count K (0 and ``BENCH_STEPS``), ``BENCH_REPEATS`` threads of the
-administrator that already hold M messages (a user question, a tool call,
-its result and an answer, repeated). The request rate limits are raised so
-far that the benchmark never meets them (their check still runs before each
-LLM call, as in production). Prints ``THREADS {"M,K": [ids]}`` and commits."""
+M and step count K (0 and ``BENCH_STEPS``), ``BENCH_REPEATS`` threads that
+already hold M messages (a user question, a tool call, its result and an
+answer, repeated), each of its own new user, as many people each asking
+once. The rate limits are the defaults (the request limits' check runs
+before each LLM call and counts the user's own calls, as in production; a
+bench user making every call would count the calls of the whole bench, and
+of the benches run in the hour before). Prints ``THREADS {"M,K": [[thread
+id, login]]}`` (each user's password is its login) and commits."""
 import json
 import os
+import time
 
 env = env  # provided by odoo-bin shell
 sizes = [int(n) for n in os.environ["BENCH_HISTORY"].split(",")]
 steps = int(os.environ["BENCH_STEPS"])
 repeats = int(os.environ["BENCH_REPEATS"])
-admin = env.ref("base.user_admin")
 
 provider = env["agentic.ai.llm.provider"].create({
     "name": "Bench scripted", "provider_type": "custom", "api_base_url": os.environ["BENCH_LLM_URL"],
@@ -23,7 +26,15 @@ agent.write({"llm_provider_id": provider.id, "fallback_provider_id": False, "req
 if agent.state != "active":
     agent.action_activate()
 for key in ("agentic_ai.max_requests_per_minute", "agentic_ai.max_requests_per_hour"):
-    env["ir.config_parameter"].sudo().set_param(key, "1000000")
+    env["ir.config_parameter"].sudo().set_param(key, False)  # the defaults (another bench may have raised them)
+stamp = int(time.time())
+group_ids = [env.ref("base.group_user").id, env.ref("agentic_ai.group_agentic_ai_user").id]
+
+
+def new_user(index):
+    login = f"step_bench_{stamp}_{index}"
+    return env["res.users"].create({"name": f"Step Bench {index}", "login": login, "password": login,
+                                    "group_ids": [(6, 0, group_ids)]})
 
 observation = "odoo_search_read: 10 record(s) found in res.partner\n" + "\n".join(
     json.dumps({"id": i, "display_name": f"Partner {i}", "email": f"p{i}@example.com"}) for i in range(10))
@@ -53,8 +64,9 @@ for size in sizes:
         key = f"{size},{count}"
         threads[key] = []
         for repeat in range(repeats + (1 if size == sizes[0] and count == steps else 0)):
-            thread = agent.with_user(admin).start_thread(name=f"bench M={size} K={count} #{repeat}")
+            user = new_user(sum(map(len, threads.values())))
+            thread = agent.with_user(user).start_thread(name=f"bench M={size} K={count} #{repeat}")
             history(thread, size)
-            threads[key].append(thread.id)
+            threads[key].append([thread.id, user.login])
 env.cr.commit()
 print("THREADS " + json.dumps(threads))

@@ -408,11 +408,15 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         now = self.env.cr.now()
         daily = self._daily_cost
         owner = self.audit.owner  # read once (a commit empties Odoo's cache: the thread is not read again)
+        # Only the limits that are set; the requests counted up to their limit (a scan of at most that many rows).
+        caps = {key: getattr(limits, key) for key in ("requests_per_minute", "requests_per_hour")
+                if getattr(limits, key) > 0}
+        costs = ("cost_per_day_agent", "cost_per_day_company")
         usage = self.env["agentic.ai.execution.log"]._rate_limit_usage(
-            owner["user_id"], self.context.agent_id, owner["company_id"], now,
-            keys=("requests_per_minute", "requests_per_hour") if daily is not None else None)
+            owner["user_id"], self.context.agent_id, owner["company_id"], now, caps=caps,
+            keys=(*caps, *(key for key in costs if getattr(limits, key) > 0)) if daily is None else tuple(caps))
         if daily is None:
-            self._daily_cost = daily = ({key: usage[key] for key in ("cost_per_day_agent", "cost_per_day_company")},
+            self._daily_cost = daily = ({key: usage.get(key, WindowUsage()) for key in costs},
                                         self.tracker.total_cost)
         else:
             spent = self.tracker.total_cost - daily[1]

@@ -296,13 +296,18 @@ class AgenticAiExecutionLog(models.Model):
 
     @api.private
     @api.model
-    def _rate_limit_usage(self, user_id, agent_id, company_id, now, keys=None, costs=None):
+    def _rate_limit_usage(self, user_id, agent_id, company_id, now, keys=None, costs=None, caps=None):
         """The LLM calls behind the rate limits (spec §7.5), in the windows
         ending at ``now`` (naive UTC): ``{limit name: WindowUsage}`` with the
         requests of ``user_id`` in the last minute and hour, and the cost
         (USD) of ``agent_id`` and of ``company_id`` in the last 24 hours;
         only the limits named in ``keys`` when given. One query, each part on
         its partial index (``_llm_call_*_idx``).
+
+        ``caps`` (``{request limit name: n}``, the limits) stops counting a
+        window's requests at its oldest ``n``: whether the limit is reached,
+        and when it resets (its oldest row), stay exact, and a check never
+        scans more rows than the limit, however many calls the window holds.
 
         The 24-hour costs move a base kept by ``costs`` forward
         (engine/guard/daily_costs.py: the process's ``DAILY_COSTS``, never
@@ -330,6 +335,11 @@ class AgenticAiExecutionLog(models.Model):
                     "SELECT %s, %s + coalesce(sum(CASE WHEN create_date > %s THEN cost ELSE -cost END), 0), %s, "
                     "NULL::float8 FROM %s WHERE %s AND (create_date > %s OR (create_date > %s AND create_date <= %s))",
                     key, base.amount, base.until, oldest, table, where, base.until, base.until - window, since))
+                continue
+            if until is None and (caps or {}).get(key, 0) > 0:  # the oldest ``cap`` rows, on the index's order
+                parts.append(SQL("SELECT %s, count(*), min(create_date), NULL::float8 FROM (SELECT create_date "
+                                 "FROM %s WHERE %s AND create_date > %s ORDER BY create_date LIMIT %s) AS counted",
+                                 key, table, where, since, int(caps[key])))
                 continue
             if until is None:
                 parts.append(SQL("SELECT %s, %s, min(create_date), NULL::float8 FROM %s WHERE %s AND create_date > %s",

@@ -96,6 +96,30 @@ class TestRateLimits(AgenticCase):
         self.assertEqual((result.state, result.reply), ("completed", "hi"))
         self.assertEqual(len(self.scenario.chat_requests()), 1)
 
+    def test_requests_are_counted_up_to_their_limit(self):
+        """A check scans at most the limit's rows (``caps``): the count stops
+        at the limit, and whether the limit is reached and when it resets are
+        those of the whole count; a count below its cap is the whole count."""
+        self.llm_calls(5, timedelta(seconds=40))
+        self.llm_calls(30, timedelta(seconds=10))
+        self.llm_calls(4, timedelta(minutes=30))
+        log, now, keys = self.env["agentic.ai.execution.log"], self.env.cr.now(), ("requests_per_minute",
+                                                                                  "requests_per_hour")
+        whole = log._rate_limit_usage(self.plain.id, self.agent.id, self.env.company.id, now, keys=keys)
+        capped = log._rate_limit_usage(self.plain.id, self.agent.id, self.env.company.id, now, keys=keys,
+                                       caps={"requests_per_minute": 20, "requests_per_hour": 200})
+        self.assertEqual((whole["requests_per_minute"].amount, capped["requests_per_minute"].amount), (35, 20))
+        self.assertEqual(capped["requests_per_minute"].oldest, whole["requests_per_minute"].oldest)
+        self.assertEqual(capped["requests_per_hour"], whole["requests_per_hour"], "39 rows, under the cap")
+        limits = RateLimits(requests_per_minute=20)
+        hit_whole, hit_capped = check(limits, whole, now), check(limits, capped, now)
+        self.assertEqual((hit_capped.key, hit_capped.resets_at), (hit_whole.key, hit_whole.resets_at))
+        self.assertEqual(hit_capped.resets_at, now - timedelta(seconds=40) + timedelta(minutes=1))
+        below = log._rate_limit_usage(self.plain.id, self.agent.id, self.env.company.id, now, keys=keys[:1],
+                                      caps={"requests_per_minute": 36})
+        self.assertEqual(below["requests_per_minute"].amount, 35)
+        self.assertIsNone(check(RateLimits(requests_per_minute=36), below, now))
+
     def test_the_daily_costs_move_a_kept_sum_forward(self):
         """engine/guard/daily_costs.py: a check sums the day once and keeps
         the sum up to a moment a little in the past; the next checks move it
