@@ -125,9 +125,9 @@ class AnthropicAdapter(BaseLLMAdapter):
         if system:
             body["system"] = system
         if tools and self.config.supports_tool_calling:
-            body["tools"] = [{"name": t["name"], "description": t.get("description") or "",
-                              "input_schema": t.get("parameters") or {"type": "object", "properties": {}}}
-                             for t in tools]
+            body["tools"] = self._tools_json(tools, lambda schemas: [
+                {"name": t["name"], "description": t.get("description") or "",
+                 "input_schema": t.get("parameters") or {"type": "object", "properties": {}}} for t in schemas])
             choice = {"auto": "auto", "required": "any", "none": "none"}.get(self.config.tool_choice)
             if choice:
                 body["tool_choice"] = {"type": choice}

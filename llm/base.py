@@ -189,6 +189,9 @@ def _guarded(method):
     return wrapper
 
 
+TOOLS_KEPT = 64  # tool lists whose request JSON an adapter keeps (``BaseLLMAdapter._tools_json``)
+
+
 class BaseLLMAdapter(ABC):
     """Interface every provider adapter implements (spec 000 §6.1).
 
@@ -203,6 +206,25 @@ class BaseLLMAdapter(ABC):
 
     def __init__(self, config: ProviderConfig):
         self.config = config
+        self._encoded_tools: dict[int, tuple[list, str]] = {}  # id(tools) -> (tools, JSON text)
+
+    def _tools_json(self, tools: list[dict], wire) -> str:
+        """``wire(tools)`` (the adapter's form of the tool schemas) as JSON
+        text for the request body (``http.EncodedJSON``), encoded once per
+        ``tools`` list: a run sends its list unchanged with every call
+        (``RunContext.llm_schemas``), tens of kilobytes that would otherwise
+        be converted and encoded each time. The texts of the last
+        ``TOOLS_KEPT`` lists are kept (runs beside each other share the
+        adapter). Raises LLMError when they are not JSON."""
+        from .http import encoded  # http imports this module
+        kept = self._encoded_tools.get(id(tools))
+        if kept is not None and kept[0] is tools:
+            return kept[1]
+        text = encoded(wire(tools))
+        if len(self._encoded_tools) >= TOOLS_KEPT:
+            self._encoded_tools.clear()
+        self._encoded_tools[id(tools)] = (tools, text)  # kept with its list: the id is not reused meanwhile
+        return text
 
     @abstractmethod
     def chat_completion(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> LLMResponse:

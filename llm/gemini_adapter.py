@@ -142,14 +142,7 @@ class GeminiAdapter(BaseLLMAdapter):
         if instruction:
             body["systemInstruction"] = instruction
         if tools and self.config.supports_tool_calling:
-            declarations = []
-            for tool in tools:
-                declaration = {"name": tool["name"], "description": tool.get("description") or ""}
-                parameters = to_gemini_parameters(tool.get("parameters") or {})
-                if parameters:
-                    declaration["parameters"] = parameters
-                declarations.append(declaration)
-            body["tools"] = [{"functionDeclarations": declarations}]
+            body["tools"] = self._tools_json(tools, self._declarations)
             mode = {"auto": "AUTO", "required": "ANY", "none": "NONE"}.get(self.config.tool_choice)
             if mode:
                 body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
@@ -210,6 +203,18 @@ class GeminiAdapter(BaseLLMAdapter):
     def _finish(candidate: dict, calls: list) -> str:
         reason = FINISH_REASONS.get(candidate.get("finishReason") or "STOP", "stop")
         return "tool_calls" if calls and reason == "stop" else reason
+
+    @staticmethod
+    def _declarations(tools) -> list[dict]:
+        """Gemini's ``tools`` of the neutral tool schemas."""
+        declarations = []
+        for tool in tools:
+            declaration = {"name": tool["name"], "description": tool.get("description") or ""}
+            parameters = to_gemini_parameters(tool.get("parameters") or {})
+            if parameters:
+                declaration["parameters"] = parameters
+            declarations.append(declaration)
+        return [{"functionDeclarations": declarations}]
 
     @staticmethod
     def _schemas(tools) -> dict:

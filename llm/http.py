@@ -116,11 +116,34 @@ def client() -> httpx.Client:
     return _client
 
 
-def _payload(body: dict) -> bytes:
+class EncodedJSON(str):
+    """A value of a request body that is JSON text already, written into
+    the body as it is (``_payload``): what every call of a run sends
+    unchanged, the tool schemas, is encoded once (``encoded``)."""
+
+
+def encoded(value) -> EncodedJSON:
+    """``value`` as JSON text for a request body. Raises LLMError when it
+    is not JSON (as ``_payload`` does)."""
     try:
-        return json.dumps(body, allow_nan=False).encode()
+        return EncodedJSON(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise LLMError(f"the request cannot be sent as JSON: {exc}") from None
+
+
+def _payload(body: dict) -> bytes:
+    """``body`` as JSON bytes; its ``EncodedJSON`` values written as they
+    are (after the other keys). Raises LLMError."""
+    ready = {key: value for key, value in body.items() if isinstance(value, EncodedJSON)}
+    try:
+        text = json.dumps({key: value for key, value in body.items() if key not in ready} if ready else body,
+                          allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise LLMError(f"the request cannot be sent as JSON: {exc}") from None
+    if ready:
+        parts = [text[1:-1]] if text != "{}" else []
+        text = "{" + ", ".join([*parts, *(f"{json.dumps(key)}: {value}" for key, value in ready.items())]) + "}"
+    return text.encode()
 
 
 def post_json(url: str, headers: dict, body: dict, timeout: float) -> dict:

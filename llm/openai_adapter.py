@@ -79,7 +79,8 @@ class OpenAIAdapter(BaseLLMAdapter):
             body["temperature"] = kwargs.get("temperature", self.config.temperature)
             body["max_tokens"] = max_tokens
         if tools and self.config.supports_tool_calling:
-            body["tools"] = [{"type": "function", "function": t} for t in tools]
+            body["tools"] = self._tools_json(tools, lambda schemas: [{"type": "function", "function": t}
+                                                                     for t in schemas])
             if self.config.tool_choice:
                 body["tool_choice"] = self.config.tool_choice
         if stream:

@@ -86,6 +86,26 @@ class TestLLMAdapters(AdapterCase):
             else:
                 self.assertEqual(body["tools"][0], {"type": "function", "function": TOOLS[0]})
 
+    def test_tools_encoded_once_per_list_are_sent_as_they_are(self):
+        """The tool schemas' JSON is made once per list (``_tools_json``):
+        the same list sent again gives the same tools and body; another list,
+        a changed one included, its own; the other keys are all there."""
+        other = [dict(TOOLS[0], name="odoo_count")]
+        for name, adapter in self.each():
+            if name.endswith("_prompt"):
+                continue
+            bodies = []
+            for tools in (TOOLS, TOOLS, other, TOOLS):
+                self.script({"content": "ok"})
+                adapter.chat_completion(MESSAGES, tools)
+                bodies.append(self.scenario.requests[-1]["body"])
+            with self.subTest(provider=name):
+                self.assertEqual(bodies[0], bodies[1])
+                self.assertEqual(bodies[0], bodies[3])
+                self.assertIn("odoo_count", json.dumps(bodies[2]["tools"]))
+                self.assertNotIn("odoo_search_read", json.dumps(bodies[2]["tools"]))
+                self.assertEqual(set(bodies[2]), set(bodies[0]))
+
     def test_keys_travel_in_headers_only(self):
         for name, adapter in self.each():
             self.script({"content": "ok"})
