@@ -189,7 +189,23 @@ def _guarded(method):
     return wrapper
 
 
+class EncodedJSON(str):
+    """A value of a request body that is JSON text already, written into
+    the body as it is (``http._payload``): what every call of a run sends
+    unchanged (the tool schemas, the history) is encoded once (``encoded``)."""
+
+
+def encoded(value) -> EncodedJSON:
+    """``value`` as JSON text for a request body. Raises LLMError when it
+    is not JSON (as ``http._payload`` does)."""
+    try:
+        return EncodedJSON(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise LLMError(f"the request cannot be sent as JSON: {exc}") from None
+
+
 TOOLS_KEPT = 64  # tool lists whose request JSON an adapter keeps (``BaseLLMAdapter._tools_json``)
+MESSAGES_KEPT = 8192  # messages whose request JSON an adapter keeps (``BaseLLMAdapter._messages_json``)
 
 
 class BaseLLMAdapter(ABC):
@@ -207,16 +223,16 @@ class BaseLLMAdapter(ABC):
     def __init__(self, config: ProviderConfig):
         self.config = config
         self._encoded_tools: dict[int, tuple[list, str]] = {}  # id(tools) -> (tools, JSON text)
+        self._encoded_messages: dict[int, tuple[dict, int, str]] = {}  # id(message) -> (message, calls, JSON)
 
     def _tools_json(self, tools: list[dict], wire) -> str:
         """``wire(tools)`` (the adapter's form of the tool schemas) as JSON
-        text for the request body (``http.EncodedJSON``), encoded once per
+        text for the request body (``EncodedJSON``), encoded once per
         ``tools`` list: a run sends its list unchanged with every call
         (``RunContext.llm_schemas``), tens of kilobytes that would otherwise
         be converted and encoded each time. The texts of the last
         ``TOOLS_KEPT`` lists are kept (runs beside each other share the
         adapter). Raises LLMError when they are not JSON."""
-        from .http import encoded  # http imports this module
         kept = self._encoded_tools.get(id(tools))
         if kept is not None and kept[0] is tools:
             return kept[1]
@@ -225,6 +241,26 @@ class BaseLLMAdapter(ABC):
             self._encoded_tools.clear()
         self._encoded_tools[id(tools)] = (tools, text)  # kept with its list: the id is not reused meanwhile
         return text
+
+    def _messages_json(self, messages: list[dict], wire) -> str:
+        """The JSON array of ``wire(message)`` for each neutral message, for
+        the request body (``EncodedJSON``), each message's JSON kept
+        for as long as the same message object is sent with as many tool
+        calls: a turn sends its history again with every call, and its
+        messages never change (engine/turn/transcript.py), but for the
+        calls an open assistant message gains. The last ``MESSAGES_KEPT``
+        are kept. Raises LLMError when one is not JSON."""
+        kept, parts = self._encoded_messages, []
+        for message in messages:
+            calls = len(message.get("tool_calls") or ())
+            entry = kept.get(id(message))
+            if entry is None or entry[0] is not message or entry[1] != calls:
+                entry = (message, calls, encoded(wire(message)))
+                if len(kept) >= MESSAGES_KEPT:
+                    kept.clear()
+                kept[id(message)] = entry  # kept with its message: the id is not reused meanwhile
+            parts.append(entry[2])
+        return EncodedJSON("[" + ", ".join(parts) + "]")
 
     @abstractmethod
     def chat_completion(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> LLMResponse:

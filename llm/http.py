@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import httpx
 
-from .base import CONTEXT_OVERFLOW_RE, MAX_TOKENS_RE, LLMError
+from .base import CONTEXT_OVERFLOW_RE, MAX_TOKENS_RE, EncodedJSON, LLMError
 
 _MAX_ERROR_CHARS = 500
 _PUBLIC_HEADERS = {"content-type", "accept", "anthropic-version", "user-agent"}
@@ -114,21 +114,6 @@ def client() -> httpx.Client:
             if _client is None:
                 _client = httpx.Client(limits=httpx.Limits(max_connections=50, max_keepalive_connections=10))
     return _client
-
-
-class EncodedJSON(str):
-    """A value of a request body that is JSON text already, written into
-    the body as it is (``_payload``): what every call of a run sends
-    unchanged, the tool schemas, is encoded once (``encoded``)."""
-
-
-def encoded(value) -> EncodedJSON:
-    """``value`` as JSON text for a request body. Raises LLMError when it
-    is not JSON (as ``_payload`` does)."""
-    try:
-        return EncodedJSON(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise LLMError(f"the request cannot be sent as JSON: {exc}") from None
 
 
 def _payload(body: dict) -> bytes:

@@ -106,6 +106,32 @@ class TestLLMAdapters(AdapterCase):
                 self.assertNotIn("odoo_search_read", json.dumps(bodies[2]["tools"]))
                 self.assertEqual(set(bodies[2]), set(bodies[0]))
 
+    def test_history_encoded_once_per_message_follows_the_calls_joining_it(self):
+        """The OpenAI wire's messages are encoded once per message object
+        (``_messages_json``): sent again, the body is the same; an open
+        assistant message that another call joins (engine/turn/transcript.py
+        MessageFolder) is encoded again, and a new list of equal messages
+        gives an equal body."""
+        call = {"id": "c1", "name": "odoo_search_read", "arguments": {"model": "res.partner"}}
+        messages = [*MESSAGES, {"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "c1", "name": "odoo_search_read", "content": "3 records"}]
+        for _name, adapter in self.each(["openai", "azure", "custom", "ollama"]):
+            sent = []
+            for change in (None, None, "join", None, "copy"):
+                if change == "join":
+                    messages[2]["tool_calls"].append(dict(call, id="c2", arguments={"model": "sale.order"}))
+                elif change == "copy":
+                    messages = [dict(message) for message in messages]
+                self.script({"content": "ok"})
+                adapter.chat_completion(messages, TOOLS)
+                sent.append(self.scenario.requests[-1]["body"]["messages"])
+            self.assertEqual(sent[0], sent[1])
+            self.assertEqual([c["id"] for c in sent[2][2]["tool_calls"]], ["c1", "c2"], "the call that joined is sent")
+            self.assertEqual(sent[2], sent[3])
+            self.assertEqual(sent[3], sent[4])
+            self.assertEqual(sent[2][2]["tool_calls"][1]["function"]["arguments"], '{"model": "sale.order"}')
+            messages[2]["tool_calls"].pop()
+
     def test_keys_travel_in_headers_only(self):
         for name, adapter in self.each():
             self.script({"content": "ok"})
