@@ -104,6 +104,13 @@ _client: httpx.Client | None = None
 _client_lock = threading.Lock()
 
 
+#: The process's connections to the providers: one per call in flight, however many (the gevent server streams
+#: hundreds of runs at once; a bound here made the calls past it queue inside httpcore's pool, unseen, and its
+#: assignment of queued requests to connections cost 7 % of that process's CPU at 200 chats: bench/load.py); the
+#: idle ones kept for the next calls. A provider's own bound on concurrent calls answers 429, which is retried.
+LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+
+
 def client() -> httpx.Client:
     """The process-wide httpx client: connections are pooled and the TLS
     context is built once (a new client per call costs ~40 ms, measured in
@@ -112,7 +119,7 @@ def client() -> httpx.Client:
     if _client is None:
         with _client_lock:
             if _client is None:
-                _client = httpx.Client(limits=httpx.Limits(max_connections=50, max_keepalive_connections=10))
+                _client = httpx.Client(limits=LIMITS)
     return _client
 
 

@@ -5,6 +5,9 @@ headers and parameters, and embeddings. The provider × mode matrix is the
 product of PROVIDER_MATRIX (tests/common.py) and the test methods of this
 class; the failures of the matrix are in test_llm_failures.py."""
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from odoo.tests import tagged
 
@@ -131,6 +134,48 @@ class TestLLMAdapters(AdapterCase):
             self.assertEqual(sent[3], sent[4])
             self.assertEqual(sent[2][2]["tool_calls"][1]["function"]["arguments"], '{"model": "sale.order"}')
             messages[2]["tool_calls"].pop()
+
+    def test_calls_in_flight_are_not_bounded_by_the_client(self):
+        """The process's HTTP client opens a connection for every call in
+        flight (llm/http.py LIMITS): 80 calls to a provider that answers none
+        until all 80 have arrived all get their answer. With a bound on the
+        client's connections (it was 50), the calls past it waited inside
+        the client's pool, unseen, and here the provider would wait for
+        them in vain."""
+        calls = 80
+        arrived = threading.Barrier(calls, timeout=20)
+
+        class Provider(BaseHTTPRequestHandler):
+            def log_message(self, *_args):
+                pass
+
+            def do_POST(self):  # the name http.server calls
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    arrived.wait()
+                    text = "together"
+                except threading.BrokenBarrierError:
+                    text = "alone"
+                body = json.dumps({"choices": [{"message": {"role": "assistant", "content": text},
+                                                "finish_reason": "stop"}], "model": "m"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = calls  # the listen backlog: every call connects at once
+            daemon_threads = True
+
+        server = Server(("127.0.0.1", 0), Provider)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        adapter = self.adapter(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", timeout=30.0)
+        with ThreadPoolExecutor(calls) as pool:
+            answers = list(pool.map(lambda _n: adapter.chat_completion(MESSAGES).content, range(calls)))
+        self.assertEqual(answers, ["together"] * calls)
 
     def test_keys_travel_in_headers_only(self):
         for name, adapter in self.each():
