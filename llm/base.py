@@ -205,7 +205,9 @@ def encoded(value) -> EncodedJSON:
 
 
 TOOLS_KEPT = 64  # tool lists whose request JSON an adapter keeps (``BaseLLMAdapter._tools_json``)
-MESSAGES_KEPT = 8192  # messages whose request JSON an adapter keeps (``BaseLLMAdapter._messages_json``)
+# Characters of messages' request JSON an adapter keeps (``BaseLLMAdapter._messages_json``): with the messages
+# they belong to, a few tens of MB at most in a process that runs for weeks.
+MESSAGES_KEPT_CHARS = 8_000_000
 
 
 class BaseLLMAdapter(ABC):
@@ -224,6 +226,7 @@ class BaseLLMAdapter(ABC):
         self.config = config
         self._encoded_tools: dict[int, tuple[list, str]] = {}  # id(tools) -> (tools, JSON text)
         self._encoded_messages: dict[int, tuple[dict, int, str]] = {}  # id(message) -> (message, calls, JSON)
+        self._encoded_chars = 0  # of the texts in _encoded_messages
 
     def _tools_json(self, tools: list[dict], wire) -> str:
         """``wire(tools)`` (the adapter's form of the tool schemas) as JSON
@@ -248,17 +251,21 @@ class BaseLLMAdapter(ABC):
         for as long as the same message object is sent with as many tool
         calls: a turn sends its history again with every call, and its
         messages never change (engine/turn/transcript.py), but for the
-        calls an open assistant message gains. The last ``MESSAGES_KEPT``
-        are kept. Raises LLMError when one is not JSON."""
+        calls an open assistant message gains. At most
+        ``MESSAGES_KEPT_CHARS`` characters of them are kept (then all are
+        let go, and made again as they are sent). Raises LLMError when one
+        is not JSON."""
         kept, parts = self._encoded_messages, []
         for message in messages:
             calls = len(message.get("tool_calls") or ())
             entry = kept.get(id(message))
             if entry is None or entry[0] is not message or entry[1] != calls:
                 entry = (message, calls, encoded(wire(message)))
-                if len(kept) >= MESSAGES_KEPT:
+                if self._encoded_chars + len(entry[2]) > MESSAGES_KEPT_CHARS:
                     kept.clear()
+                    self._encoded_chars = 0
                 kept[id(message)] = entry  # kept with its message: the id is not reused meanwhile
+                self._encoded_chars += len(entry[2])
             parts.append(entry[2])
         return EncodedJSON("[" + ", ".join(parts) + "]")
 
