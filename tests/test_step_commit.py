@@ -15,6 +15,7 @@ from odoo.tests import TransactionCase, tagged
 from odoo.tools import config
 
 from ..engine.durable import run_lease, step_commit
+from ..engine.durable.held_savepoint import HELD, TransactionEnded, held_savepoint
 
 PROBE = "agentic_ai_step_commit_probe"
 
@@ -113,6 +114,46 @@ class TestStepCommit(TransactionCase):
         # The first try is refused (the test above); the value 1 is read on the fresh snapshot of the second.
         outcome = self.concurrent_update(locked)
         self.assertEqual(outcome, {"value": 1}, "the lock was taken on a snapshot that sees the other commit")
+
+    def test_a_held_savepoint_is_one_statement_and_rolls_back_its_block_only(self):
+        """engine/durable/held_savepoint.py on a real session: a block that
+        succeeds leaves its savepoint held (no RELEASE), one that fails is
+        rolled back to it alone, past HELD the savepoints are Odoo's, and a
+        block that commits or rolls back the transaction itself fails, as
+        with Odoo's savepoint (whose RELEASE finds none)."""
+        cr = self.session()
+        cr.execute("CREATE TEMP TABLE held (x int)")
+        statements = []
+        current = threading.current_thread()
+        hooks = getattr(current, "query_hooks", ())
+        current.query_hooks = (*hooks, lambda _cr, query, *_args: statements.append(str(query)))
+        self.addCleanup(setattr, current, "query_hooks", hooks)
+        with held_savepoint(cr):
+            cr.execute("INSERT INTO held VALUES (1)")
+        try:  # not assertRaises: Odoo's takes a savepoint of the test's own cursor, seen by the hook
+            with held_savepoint(cr):
+                cr.execute("INSERT INTO held VALUES (2)")
+                raise ZeroDivisionError
+        except ZeroDivisionError:
+            pass
+        for value in range(3, 3 + HELD):
+            with held_savepoint(cr):
+                cr.execute("INSERT INTO held VALUES (%s)", [value])
+        cr.execute("SELECT array_agg(x ORDER BY x) FROM held")
+        self.assertEqual(cr.fetchone()[0], [1, *range(3, 3 + HELD)], "only the failed block was undone")
+        self.assertEqual(len([s for s in statements if s.startswith('SAVEPOINT "agentic_ai_call_')]), HELD)
+        self.assertFalse([s for s in statements if s.startswith('RELEASE SAVEPOINT "agentic_ai_call_')])
+        self.assertEqual(len([s for s in statements if s.startswith("RELEASE SAVEPOINT")]), 2,
+                         "past HELD, Odoo's savepoints (released)")
+        cr.commit()
+        for end in (cr.rollback, cr.commit):
+            with self.subTest(end=end.__name__), self.assertRaises(TransactionEnded), held_savepoint(cr):
+                cr.execute("INSERT INTO held VALUES (100)")
+                end()
+            cr.rollback()
+        with held_savepoint(cr):  # the count starts again with the transaction
+            cr.execute("SELECT 1")
+        self.assertTrue(statements[-2].startswith('SAVEPOINT "agentic_ai_call_0"'), statements[-2:])
 
     @staticmethod
     def opening(thread_id, calls):

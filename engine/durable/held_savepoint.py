@@ -15,15 +15,28 @@ before and after, its cache and pending writes cleared on a rollback) but
 does not release the savepoint of a block that succeeded. At most ``HELD``
 are held in one transaction, counted in ``cr.prerollback.data`` (Odoo
 empties it at every commit and rollback, odoo/sql_db.py); past that, the
-savepoint is Odoo's own."""
+savepoint is Odoo's own. Few: held ones nest, and a write in the innermost
+gives each enclosing one a transaction id of its own (PostgreSQL caches 64
+per session before every other session's snapshots slow down), which
+matters for a caller that makes many calls in one transaction.
+
+A block that ended the transaction itself (code that commits or rolls
+back) fails as it does with Odoo's savepoint, whose ``RELEASE`` then finds
+no savepoint: the count gone from ``cr.prerollback.data`` tells it,
+without a statement."""
 from __future__ import annotations
 
 from contextlib import contextmanager
 
 from odoo.tools import SQL
 
-HELD = 16  # savepoints held in one transaction before they are released again
+HELD = 4  # savepoints held in one transaction before they are released again
 _COUNT = "agentic_ai.held_savepoints"
+
+
+class TransactionEnded(RuntimeError):
+    """The block committed or rolled back the transaction its savepoint was
+    in: what it did is not what the savepoint guards any more."""
 
 
 @contextmanager
@@ -31,9 +44,9 @@ def held_savepoint(cr):
     """Run the block in a savepoint of ``cr`` (an Odoo cursor, test cursors
     included): an exception rolls the block back to it (and is raised
     again); a success leaves it to the transaction's end, within ``HELD``
-    per transaction. One round trip instead of Odoo's two."""
-    held = cr.prerollback.data
-    count = held.get(_COUNT, 0)
+    per transaction. One round trip instead of Odoo's two. Raises
+    TransactionEnded when the block committed or rolled back itself."""
+    count = cr.prerollback.data.get(_COUNT, 0)
     if count >= HELD:
         with cr.savepoint():
             yield
@@ -41,11 +54,16 @@ def held_savepoint(cr):
     cr.flush()
     name = SQL.identifier(f"agentic_ai_call_{count}")
     cr.execute(SQL("SAVEPOINT %s", name))
-    held[_COUNT] = count + 1
+    cr.prerollback.data[_COUNT] = count + 1
     try:
         yield
         cr.flush()
     except BaseException:
+        if _COUNT not in cr.prerollback.data:  # the block ended the transaction: no savepoint to go back to
+            raise
         cr.clear()  # what the ORM kept of the block (cache, pending writes) goes with it, as in Odoo's savepoint
         cr.execute(SQL("ROLLBACK TO SAVEPOINT %s", name))
         raise
+    if _COUNT not in cr.prerollback.data:
+        raise TransactionEnded("the call committed or rolled back the transaction itself; what it did is not "
+                               "known to be kept or undone as one call")

@@ -132,8 +132,10 @@ def commit_durably(cr) -> None:
     changed in Odoo's records, or a run's last one: a crash of PostgreSQL
     never loses a change that a user or a tool saw kept, and the WAL flush
     of this commit also covers every step committed before it. Call it
-    outside any savepoint: a rollback to a savepoint taken before it undoes
-    it (``SET LOCAL``)."""
+    outside any savepoint that may still be rolled back to: a rollback to a
+    savepoint taken before it undoes it (``SET LOCAL``). The executor's
+    held savepoint (held_savepoint.py) is one no more: it is rolled back to
+    only from inside its block."""
     cr.execute("SET LOCAL synchronous_commit TO DEFAULT")
 
 
