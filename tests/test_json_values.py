@@ -4,6 +4,7 @@ amounts, a many2one, HTML, an empty many2one, a picture, a recordset, True
 and an Odoo dialog reach the model, the thread, the execution log and the
 routes without an exception and in that form."""
 import base64
+import enum
 import io
 import json
 import math
@@ -31,6 +32,25 @@ def png(size=200):
     buffer = io.BytesIO()
     Image.new("RGB", (size, size), (200, 30, 30)).save(buffer, "PNG")
     return base64.b64encode(buffer.getvalue())
+
+
+class Kind(str, enum.Enum):
+    SALE = "sale"
+
+
+class Text(str):
+    def __str__(self):
+        return "not the value"
+
+
+class Whole(int):
+    def __int__(self):
+        return 99
+
+
+class Real(float):
+    def __float__(self):
+        return 2.0
 
 
 @tagged("post_install", "-at_install")
@@ -124,12 +144,16 @@ class TestJsonValues(TransactionCase):
             {"inf": float("inf")}, {"when": date(2026, 12, 4)}, {"set": {3, 1}}, {"bytes": b"ab"},
             {"decimal": Decimal("2.50")}, loop, nested(99), nested(100), nested(400), wide,
             {"markup": fields.Html().convert_to_cache("<p>x</p>", self.env["res.partner"])},
-            {"records": self.env.user},
+            {"records": self.env.user}, {"kind": Kind.SALE, Kind.SALE: 1}, Text("x"), Whole(5), Real(1.0),
+            {"kind": Kind.SALE, "on": date(2026, 12, 4)},  # the same value beside one the walk must convert
         ]
         for value in values:
             with self.subTest(value=repr(value)[:60]):
                 self.assertEqual(strict_json(dumps(value)), strict_json(json.dumps(to_json_value(value))))
         self.assertIn("too_deep", dumps(nested(100)), "a value nested deeper than MAX_DEPTH is cut, as before")
+        self.assertEqual(strict_json(dumps({"kind": Kind.SALE, "on": date(2026, 12, 4)})),
+                         {"kind": "sale", "on": "2026-12-04"}, "a str Enum is its value, whichever way it is written")
+        self.assertEqual(dumps([Text("x"), Whole(5), Real(1.0)]), '["x", 5, 1.0]')
         self.assertEqual(dumps(nested(99)).count("["), 100)
         self.assertEqual(dumps({"b": 1, "a": [1]}, sort_keys=True, separators=(",", ":")), '{"a":[1],"b":1}')
         self.assertEqual(dumps({1: "x", "a": "y"}, sort_keys=True), '{"1": "x", "a": "y"}',

@@ -27,6 +27,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
@@ -61,20 +62,40 @@ def dumps(value, **kwargs) -> str:
     of a call) is written as it is, without the walk that copies it: the
     standard encoder refuses whatever the rules would change (a value of
     another type, a non-finite number, a key that is not text, a number or
-    a boolean, a value met inside itself), and a text with at most
-    MAX_DEPTH opening brackets, strings included, cannot be nested deeper;
-    anything else goes through ``to_json_value``. The JSON is the same
-    either way (where a mapping has both ``1`` and ``"1"`` as keys the text
-    keeps both and the walk the last one: a parser reads the last one)."""
+    a boolean, a value met inside itself), and a text nested at most
+    MAX_DEPTH deep (``_nesting``; at once when it has no more opening
+    brackets than that) needs no cut; anything else goes through
+    ``to_json_value``. The JSON is the same either way, but for the text's
+    order of non-text keys under ``sort_keys`` (numbers in the encoder's
+    order) and a mapping with both ``1`` and ``"1"`` as keys (the text keeps
+    both, the walk the last one: a parser reads the last one)."""
     kwargs.setdefault("ensure_ascii", False)
     try:
         text = json.dumps(value, allow_nan=False, default=_not_plain, **kwargs)
     except (TypeError, ValueError, RecursionError):
         pass
     else:
-        if text.count("[") + text.count("{") <= MAX_DEPTH:
+        if text.count("[") + text.count("{") <= MAX_DEPTH or _nesting(text) <= MAX_DEPTH:
             return text
     return json.dumps(to_json_value(value), allow_nan=False, **kwargs)
+
+
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+_INNERMOST_RE = re.compile(r"[\[{][^\[\]{}]*[\]}]")
+
+
+def _nesting(text: str) -> int:
+    """How deep the JSON ``text`` is nested (counted up to MAX_DEPTH + 1):
+    its strings left out, the innermost arrays and objects are taken away,
+    a level at each pass, by the regular expression engine."""
+    text = _STRING_RE.sub("", text)
+    depth = 0
+    while depth <= MAX_DEPTH:
+        text, found = _INNERMOST_RE.subn("", text)
+        if not found:
+            break
+        depth += 1
+    return depth
 
 
 def _not_plain(value):
@@ -144,7 +165,7 @@ def _value(value, depth: int, seen: set):
     if isinstance(value, (bool, int, str)):
         return value if type(value) in (bool, int, str) else _scalar(value)
     if isinstance(value, (float, Decimal)):
-        number = float(value)
+        number = float.__float__(value) if isinstance(value, float) else float(value)  # as the json encoder reads it
         return number if math.isfinite(number) else None
     if isinstance(value, datetime):
         aware = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
@@ -166,11 +187,12 @@ def _value(value, depth: int, seen: set):
 
 
 def _scalar(value):
-    """An instance of a subclass of bool, int or str (Markup, an IntEnum...)
-    as the plain type."""
+    """An instance of a subclass of bool, int or str (Markup, an IntEnum, a
+    str Enum...) as the plain type, with the value the json encoder writes
+    for it (not what an overridden ``__str__`` or ``__int__`` returns)."""
     if isinstance(value, bool):
         return bool(value)
-    return int(value) if isinstance(value, int) else str(value)
+    return int.__int__(value) if isinstance(value, int) else str.__str__(value)
 
 
 def _container(value, depth: int, seen: set):
