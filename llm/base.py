@@ -23,6 +23,7 @@ import functools
 import inspect
 import json
 import logging
+import operator
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -192,7 +193,7 @@ def _guarded(method):
 class EncodedJSON(str):
     """A value of a request body that is JSON text already, written into
     the body as it is (``http._payload``): what every call of a run sends
-    unchanged (the tool schemas, the history) is encoded once (``encoded``)."""
+    unchanged (the tool schemas) is encoded once (``encoded``)."""
 
 
 def encoded(value) -> EncodedJSON:
@@ -204,10 +205,10 @@ def encoded(value) -> EncodedJSON:
         raise LLMError(f"the request cannot be sent as JSON: {exc}") from None
 
 
-TOOLS_KEPT = 64  # tool lists whose request JSON an adapter keeps (``BaseLLMAdapter._tools_json``)
-# Characters of messages' request JSON an adapter keeps (``BaseLLMAdapter._messages_json``): with the messages
-# they belong to, a few tens of MB at most in a process that runs for weeks.
-MESSAGES_KEPT_CHARS = 8_000_000
+TOOLS_KEPT = 64  # tool lists whose request JSON the process keeps (``BaseLLMAdapter._tools_json``)
+# (adapter class, ids of the tool schemas) -> (the list, its JSON): the schemas are the run settings' own dicts,
+# shared by the runs of an agent (models/agent.py ``_run_settings``), so one entry serves them all.
+_TOOLS_JSON: dict[tuple, tuple[list, str]] = {}
 
 
 class BaseLLMAdapter(ABC):
@@ -224,50 +225,24 @@ class BaseLLMAdapter(ABC):
 
     def __init__(self, config: ProviderConfig):
         self.config = config
-        self._encoded_tools: dict[int, tuple[list, str]] = {}  # id(tools) -> (tools, JSON text)
-        self._encoded_messages: dict[int, tuple[dict, int, str]] = {}  # id(message) -> (message, calls, JSON)
-        self._encoded_chars = 0  # of the texts in _encoded_messages
 
     def _tools_json(self, tools: list[dict], wire) -> str:
-        """``wire(tools)`` (the adapter's form of the tool schemas) as JSON
-        text for the request body (``EncodedJSON``), encoded once per
-        ``tools`` list: a run sends its list unchanged with every call
-        (``RunContext.llm_schemas``), tens of kilobytes that would otherwise
-        be converted and encoded each time. The texts of the last
-        ``TOOLS_KEPT`` lists are kept (runs beside each other share the
-        adapter). Raises LLMError when they are not JSON."""
-        kept = self._encoded_tools.get(id(tools))
-        if kept is not None and kept[0] is tools:
+        """``wire(tools)`` (this adapter class's form of the tool schemas) as
+        JSON text for the request body (``EncodedJSON``), made once per list
+        of the same schema objects in the process: every call of every run of
+        an agent sends them unchanged (``RunContext.llm_schemas``), tens of
+        kilobytes that would otherwise be converted and encoded each time.
+        The last ``TOOLS_KEPT`` are kept, a few MB at most. Raises LLMError
+        when they are not JSON."""
+        key = (type(self), tuple(map(id, tools)))
+        kept = _TOOLS_JSON.get(key)
+        if kept is not None and len(kept[0]) == len(tools) and all(map(operator.is_, kept[0], tools)):
             return kept[1]
         text = encoded(wire(tools))
-        if len(self._encoded_tools) >= TOOLS_KEPT:
-            self._encoded_tools.clear()
-        self._encoded_tools[id(tools)] = (tools, text)  # kept with its list: the id is not reused meanwhile
+        if len(_TOOLS_JSON) >= TOOLS_KEPT:
+            _TOOLS_JSON.clear()
+        _TOOLS_JSON[key] = (list(tools), text)  # the schemas kept with their text: their ids are not reused meanwhile
         return text
-
-    def _messages_json(self, messages: list[dict], wire) -> str:
-        """The JSON array of ``wire(message)`` for each neutral message, for
-        the request body (``EncodedJSON``), each message's JSON kept
-        for as long as the same message object is sent with as many tool
-        calls: a turn sends its history again with every call, and its
-        messages never change (engine/turn/transcript.py), but for the
-        calls an open assistant message gains. At most
-        ``MESSAGES_KEPT_CHARS`` characters of them are kept (then all are
-        let go, and made again as they are sent). Raises LLMError when one
-        is not JSON."""
-        kept, parts = self._encoded_messages, []
-        for message in messages:
-            calls = len(message.get("tool_calls") or ())
-            entry = kept.get(id(message))
-            if entry is None or entry[0] is not message or entry[1] != calls:
-                entry = (message, calls, encoded(wire(message)))
-                if self._encoded_chars + len(entry[2]) > MESSAGES_KEPT_CHARS:
-                    kept.clear()
-                    self._encoded_chars = 0
-                kept[id(message)] = entry  # kept with its message: the id is not reused meanwhile
-                self._encoded_chars += len(entry[2])
-            parts.append(entry[2])
-        return EncodedJSON("[" + ", ".join(parts) + "]")
 
     @abstractmethod
     def chat_completion(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> LLMResponse:

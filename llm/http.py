@@ -11,6 +11,11 @@ from collections.abc import Iterator
 
 import httpx
 
+try:
+    import resource
+except ImportError:  # Windows: no file limits to read
+    resource = None
+
 from .base import CONTEXT_OVERFLOW_RE, MAX_TOKENS_RE, EncodedJSON, LLMError
 
 _MAX_ERROR_CHARS = 500
@@ -104,11 +109,24 @@ _client: httpx.Client | None = None
 _client_lock = threading.Lock()
 
 
-#: The process's connections to the providers: one per call in flight, however many (the gevent server streams
-#: hundreds of runs at once; a bound here made the calls past it queue inside httpcore's pool, unseen, and its
-#: assignment of queued requests to connections cost 7 % of that process's CPU at 200 chats: bench/load.py); the
-#: idle ones kept for the next calls. A provider's own bound on concurrent calls answers 429, which is retried.
-LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+def _connection_bound() -> int:
+    """The process's connections to the providers at most: a quarter of the
+    files it may open (``RLIMIT_NOFILE``'s soft limit: each streamed chat
+    also holds its client's socket, and the process its database
+    connections and files), at least 50; 1000 when the limit is unknown."""
+    try:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (AttributeError, OSError, ValueError):  # no ``resource`` module, or no such limit
+        return 1000
+    return 1000 if soft == resource.RLIM_INFINITY else max(50, soft // 4)
+
+
+#: The process's connections to the providers: one per call in flight, up to ``_connection_bound`` (the gevent
+#: server streams hundreds of runs at once; a bound of 50 made the calls past it queue inside httpcore's pool,
+#: unseen, and its assignment of queued requests to connections cost 7 % of that process's CPU at 200 chats:
+#: bench/load.py); the idle ones kept for the next calls. A provider's own bound on concurrent calls answers 429,
+#: which is retried.
+LIMITS = httpx.Limits(max_connections=_connection_bound(), max_keepalive_connections=100)
 
 
 def client() -> httpx.Client:

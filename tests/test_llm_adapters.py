@@ -109,12 +109,12 @@ class TestLLMAdapters(AdapterCase):
                 self.assertNotIn("odoo_search_read", json.dumps(bodies[2]["tools"]))
                 self.assertEqual(set(bodies[2]), set(bodies[0]))
 
-    def test_history_encoded_once_per_message_follows_the_calls_joining_it(self):
-        """The OpenAI wire's messages are encoded once per message object
-        (``_messages_json``): sent again, the body is the same; an open
-        assistant message that another call joins (engine/turn/transcript.py
-        MessageFolder) is encoded again, and a new list of equal messages
-        gives an equal body."""
+    def test_history_is_sent_as_it_stands_at_each_call(self):
+        """The same messages sent again give the same body; an open assistant
+        message that another call joins (engine/turn/transcript.py
+        MessageFolder) is sent with it, and a new list of equal messages
+        gives an equal body (what a cache of the request's JSON would have
+        to keep true)."""
         call = {"id": "c1", "name": "odoo_search_read", "arguments": {"model": "res.partner"}}
         messages = [*MESSAGES, {"role": "assistant", "content": None, "tool_calls": [call]},
                     {"role": "tool", "tool_call_id": "c1", "name": "odoo_search_read", "content": "3 records"}]
