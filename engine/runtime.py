@@ -427,7 +427,9 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         reply = hit.message(now, self.thread.user_id.tz)
         self.transcript.add_assistant(reply)
         self.audit.record("error", success=False, error_message=reply,
-                          input_data={"rate_limit": hit.key, "limit": hit.limit, "used": hit.used})
+                          input_data={"rate_limit": hit.key, "limit": hit.limit, "used": hit.used,
+                                      # requests are counted up to their limit: "used" is then "at least"
+                                      "counted_up_to_the_limit": hit.key in caps})
         raise TurnEnd("error", reply, error=reply)
 
     # ---------------------------------------------------- durability, stops

@@ -339,7 +339,7 @@ class AgenticAiExecutionLog(models.Model):
             if until is None and (caps or {}).get(key, 0) > 0:  # the oldest ``cap`` rows, on the index's order
                 parts.append(SQL("SELECT %s, count(*), min(create_date), NULL::float8 FROM (SELECT create_date "
                                  "FROM %s WHERE %s AND create_date > %s ORDER BY create_date LIMIT %s) AS counted",
-                                 key, table, where, since, int(caps[key])))
+                                 key, table, where, since, min(int(caps[key]), 2**31 - 1)))  # a bigint LIMIT
                 continue
             if until is None:
                 parts.append(SQL("SELECT %s, %s, min(create_date), NULL::float8 FROM %s WHERE %s AND create_date > %s",
