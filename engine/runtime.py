@@ -30,7 +30,7 @@ from .durable.wait_time import Waits
 from .executor import ExecutionResult, Executor
 from .guard.confirmation import ConfirmationRequest
 from .guard.provenance import Provenance, field_info_of
-from .guard.rate_limits import WindowUsage
+from .guard.rate_limits import COST_KEYS, WindowUsage
 from .guard.rate_limits import check as check_rate_limits
 from .memory_manager import MemoryManager
 from .observer import Observer
@@ -409,14 +409,12 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         daily = self._daily_cost
         owner = self.audit.owner  # read once (a commit empties Odoo's cache: the thread is not read again)
         # Only the limits that are set; the requests counted up to their limit (a scan of at most that many rows).
-        caps = {key: getattr(limits, key) for key in ("requests_per_minute", "requests_per_hour")
-                if getattr(limits, key) > 0}
-        costs = ("cost_per_day_agent", "cost_per_day_company")
+        caps = limits.request_caps
         usage = self.env["agentic.ai.execution.log"]._rate_limit_usage(
             owner["user_id"], self.context.agent_id, owner["company_id"], now, caps=caps,
-            keys=(*caps, *(key for key in costs if getattr(limits, key) > 0)) if daily is None else tuple(caps))
+            keys=(*caps, *limits.cost_keys) if daily is None else tuple(caps))
         if daily is None:
-            self._daily_cost = daily = ({key: usage.get(key, WindowUsage()) for key in costs},
+            self._daily_cost = daily = ({key: usage.get(key, WindowUsage()) for key in COST_KEYS},
                                         self.tracker.total_cost)
         else:
             spent = self.tracker.total_cost - daily[1]

@@ -27,6 +27,10 @@ PARAMS = {
 }
 
 
+REQUEST_KEYS = ("requests_per_minute", "requests_per_hour")
+COST_KEYS = ("cost_per_day_agent", "cost_per_day_company")
+
+
 @dataclass(frozen=True)
 class RateLimits:
     """The four limits; 0 (or less) means no limit. Requests are LLM calls
@@ -54,8 +58,18 @@ class RateLimits:
     @property
     def active(self) -> bool:
         """Whether any limit is set."""
-        return any(value > 0 for value in (self.requests_per_minute, self.requests_per_hour,
-                                           self.cost_per_day_agent, self.cost_per_day_company))
+        return bool(self.request_caps or self.cost_keys)
+
+    @property
+    def request_caps(self) -> dict[str, int]:
+        """``{name: limit}`` of the request limits that are set: a window's
+        requests need counting only up to its limit (``_rate_limit_usage``)."""
+        return {key: value for key in REQUEST_KEYS if (value := getattr(self, key)) > 0}
+
+    @property
+    def cost_keys(self) -> tuple[str, ...]:
+        """The names of the daily cost limits that are set."""
+        return tuple(key for key in COST_KEYS if getattr(self, key) > 0)
 
 
 @dataclass(frozen=True)
