@@ -36,7 +36,12 @@ core over the level's wall time, and the share of the whole machine's CPU
 that was busy (Locust and the scripted model run on it too): near 100 %,
 the machine is what the runs queue for, and the runs' waits for a
 connection (at the gate of engine/durable/step_connection.py, which lets a
-quarter of the pool work at once) are that queue.
+quarter of the pool work at once) are that queue. The waits are split as
+engine/durable/wait_time.py reads them: with the gevent process's core idle
+(the connection, the lock or the database itself: the figure point 5
+bounds), with it busy running other work, and with it waiting for one of
+the machine's cores (its loop ready to run while the machine ran other
+processes).
 """
 from __future__ import annotations
 
@@ -70,7 +75,8 @@ ANSWER = " ".join(f"word{n}" for n in range(WORDS))
 QUEUED_MESSAGE = "Queued: hello?"
 READS = 30
 POOL_WAITS = re.compile(r"requests waited for a database connection in the last \d+ s \(([\d.]+) s in all, "
-                        r"([\d.]+) s of it with this process's core busy")
+                        r"([\d.]+) s of it with this process's core busy with other work, "
+                        r"([\d.]+) s waiting for a core")
 REPORT_SECONDS = 10.0  # engine/durable/pool_wait.py: the warning comes this long after a period's first wait
 
 
@@ -98,12 +104,12 @@ def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def pool_waits(server: OdooServer, offset: int) -> tuple[float, float, int]:
-    """Seconds the server's requests waited for its pools, and those of them with the core busy, as its log has
-    them after byte ``offset``; the log's new size."""
+def pool_waits(server: OdooServer, offset: int) -> tuple[float, float, float, int]:
+    """Seconds the server's requests waited for its pools, those of them with the core busy and those waiting for a
+    core, as its log has them after byte ``offset``; the log's new size."""
     text = Path(server.log_path).read_bytes()
-    found = POOL_WAITS.findall(text[offset:].decode(errors="replace"))
-    return sum(float(total) for total, _busy in found), sum(float(busy) for _total, busy in found), len(text)
+    found = [[float(figure) for figure in row] for row in POOL_WAITS.findall(text[offset:].decode(errors="replace"))]
+    return (sum(row[0] for row in found), sum(row[1] for row in found), sum(row[2] for row in found), len(text))
 
 
 def gevent_cpu(server: OdooServer) -> float:
@@ -214,7 +220,7 @@ def main() -> None:
         say(f"call_kw search_read res.partner (limit 80), another user, quiet: p95 "
                      f"{pct(quiet, 95) * 1000:.0f} ms (baseline)")
         say(f" chats  completed  first token p50 / p95   completion p50 / p95   wall     gevent CPU  "
-            f"machine ({psutil.cpu_count()} cores)  waiting, core idle, of all waiting (runs + pool)")
+            f"machine ({psutil.cpu_count()} cores)  waiting: core idle / busy / waiting for a core, all (runs + pool)")
         offset, during = 0, []
         *_, log_offset = pool_waits(server, 0)
         for level in LEVELS:
@@ -227,19 +233,20 @@ def main() -> None:
             ids = [thread_id for _s, thread_id in batch]
             _most, stored = wait_until_ended(DB, ids, 60)
             time.sleep(REPORT_SECONDS + 1)  # the pool's warning for the level's last waits
-            pooled, pooled_busy, log_offset = pool_waits(server, log_offset)
+            pooled, pooled_busy, pooled_queued, log_offset = pool_waits(server, log_offset)
             waited = sum(r.get("waited") or 0.0 for r in rows)
             busy = sum(r.get("waited_busy") or 0.0 for r in rows) + pooled_busy
+            queued = sum(r.get("waited_queued") or 0.0 for r in rows) + pooled_queued
             good = sum(1 for r in rows if r["state"] == "completed" and r["text"] == ANSWER and not r["failure"])
             stored_once = stored.get(("completed", 1, 1), 0)
             firsts = [r["first"] for r in rows if r["first"] is not None]
             totals = [r["total"] for r in rows]
-            share = (waited + pooled) / max(sum(totals), 1e-9)
-            idle = (waited + pooled - busy) / max(sum(totals), 1e-9)
+            whole = max(sum(totals), 1e-9)
+            share, idle = (waited + pooled) / whole, (waited + pooled - busy - queued) / whole
             say(f"{level:6d}  {min(good, stored_once):4d}/{level:<4d}  {pct(firsts, 50):7.2f} / "
                 f"{pct(firsts, 95):5.2f} s       {pct(totals, 50):6.2f} / {pct(totals, 95):5.2f} s    "
-                f"{wall:5.1f} s   {cpu:6.0%}      {machine:6.0%}            {idle:6.2%} of {share:6.2%} "
-                f"({waited:.1f} + {pooled:.1f} s of {sum(totals):.0f} s, {busy:.1f} s of it with the core busy)")
+                f"{wall:5.1f} s   {cpu:6.0%}      {machine:6.0%}            {idle:6.2%} / {busy / whole:6.2%} / "
+                f"{queued / whole:6.2%}, {share:6.2%} ({waited:.1f} + {pooled:.1f} s of {sum(totals):.0f} s)")
         say(f"the same read during the {LEVELS[-1]} chats: p95 {pct(during, 95) * 1000:.0f} ms, "
                      f"{pct(during, 95) / pct(quiet, 95):.2f}x the quiet p95 ({len(during)} reads)")
         say(queued_on_two_servers(server, chats[offset:offset + QUEUED]))

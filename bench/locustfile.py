@@ -6,8 +6,8 @@ gevent is newer than the one Odoo pins.
   thread_id], ...]``). In its Odoo user's session, streams one message through
   ``/agentic_ai/chat/stream`` on the host (Odoo's gevent server), and writes
   a JSON line to ``LOAD_RESULTS``: seconds to the first ``token`` event and
-  to the end, the ``done`` event's state, ``wait_seconds`` and
-  ``wait_core_busy_seconds``, the answer's
+  to the end, the ``done`` event's state, ``wait_seconds``,
+  ``wait_core_busy_seconds`` and ``wait_core_queued_seconds``, the answer's
   text. Locust's own statistics get "first token" and "completion"
   entries. bench/load.py stops Locust once every chat wrote its line.
 - ``Reader`` (``LOAD_READER=1``): another user (the administrator) doing a
@@ -68,7 +68,8 @@ class Chatter(HttpUser):
 
     @task
     def chat(self):
-        started, first, state, text, failure, waited, busy = time.monotonic(), None, None, [], "", None, None
+        started, first, state, text, failure = time.monotonic(), None, None, [], ""
+        waited = busy = queued = None
         try:
             with self.client.post("/agentic_ai/chat/stream", json={"thread_id": self.thread_id, "message": MESSAGE},
                                   stream=True, catch_response=True, name="chat/stream", timeout=600) as response:
@@ -86,6 +87,7 @@ class Chatter(HttpUser):
                             done = json.loads(data)
                             state, waited = done.get("state"), done.get("wait_seconds")
                             busy = done.get("wait_core_busy_seconds")
+                            queued = done.get("wait_core_queued_seconds")
                     response.success()
         except Exception as exc:  # noqa: BLE001 - a failed chat is a result of the bench
             failure = f"{type(exc).__name__}: {exc}"
@@ -95,7 +97,8 @@ class Chatter(HttpUser):
                 events.request.fire(request_type="SSE", name=name, response_time=seconds * 1000, response_length=0,
                                     exception=None, context={})
         write({"chat": self.thread_id, "first": first, "total": total, "state": state, "text": "".join(text),
-               "failure": failure, "waited": waited, "waited_busy": busy})
+               "failure": failure, "waited": waited, "waited_busy": busy,
+               "waited_queued": queued})
         raise StopUser()
 
 

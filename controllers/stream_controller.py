@@ -158,5 +158,7 @@ def _runner(dbname, uid, context, thread_id, job):
             if result.state == "error":
                 relay.emit("error", {"message": result.error or result.reply})
             relay.emit("done", {**result, "wait_seconds": round(result.wait_seconds + waits.seconds, 4),
-                                "wait_core_busy_seconds": round(result.wait_core_busy_seconds + waits.core_busy, 4)})
+                                "wait_core_busy_seconds": round(result.wait_core_busy_seconds + waits.core_busy, 4),
+                                "wait_core_queued_seconds": round(result.wait_core_queued_seconds
+                                                                  + waits.core_queued, 4)})
     return run

@@ -705,8 +705,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         waited = self.connection_waits
         if waited.seconds >= SLOW_CONNECTION_WAIT:  # the gate or the pool made the run wait (README "A whole company")
             _logger.info("Conversation %s: the run waited %.1f s in all for database connections after %s answers "
-                         "(%.1f s of it with this server's core busy with other work)",
-                         self.thread.id, waited.seconds, waited.count, waited.core_busy)
+                         "(%.1f s of it with this server's core busy with other work, %.1f s waiting for a core)",
+                         self.thread.id, waited.seconds, waited.count, waited.core_busy, waited.core_queued)
         summary = self.tracker.get_summary()
         return AgentResult(
             thread_id=self.thread.id, state=end.state, reply=end.reply, iterations=self.iterations,
@@ -716,4 +716,5 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
             message_ids=list(self.transcript.new_ids) if self.transcript else [],
             wait_seconds=waited.seconds + self.lock_waits.seconds,
             wait_core_busy_seconds=waited.core_busy + self.lock_waits.core_busy,
+            wait_core_queued_seconds=waited.core_queued + self.lock_waits.core_queued,
         )

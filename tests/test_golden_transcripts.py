@@ -56,7 +56,7 @@ PORT_RE = re.compile(r"127\.0\.0\.1:\d+")
 VERSION_RE = re.compile(r"\b[0-9a-f]{64}\b")  # a record's version (confirmation.py), as the text carries it
 MESSAGE_ID_RE = re.compile(r"<[\d.]+-openerp-[\w.-]+@[\w.-]+>")  # mail.message's message_id
 DROPPED_KEYS = {"duration_ms", "create_date", "write_date", "chain_hash", "chain_seq", "server_ms", "received_at",
-                "wait_seconds", "wait_core_busy_seconds"}
+                "wait_seconds", "wait_core_busy_seconds", "wait_core_queued_seconds"}
 
 
 def observed(request):

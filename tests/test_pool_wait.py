@@ -40,6 +40,8 @@ class TestPoolWait(TransactionCase):
         with self.assertLogs(pool_wait.__name__, "WARNING") as logs:
             pool_wait.report.flush()  # what the report's timer does, REPORT_SECONDS after the first wait
         self.assertIn("1 requests waited for a database connection", logs.output[0])
+        self.assertRegex(logs.output[0], r"s of it with this process's core busy with other work, [\d.]+ s waiting for "
+                         r"a core", "the split bench/load.py reads (engine/durable/wait_time.py)")
         self.assertFalse(pool_wait.report.waited, "counted once")
         give_back(pool, again)
 

@@ -3,6 +3,9 @@
 of their own (not the test's transaction): the pool gets the connection
 back, the cursor refuses any use meanwhile, and the next step's
 transaction begins on a connection set as Odoo sets its own."""
+import os
+import subprocess
+import sys
 import time
 
 from psycopg2.extensions import ISOLATION_LEVEL_REPEATABLE_READ
@@ -10,7 +13,7 @@ from psycopg2.extensions import ISOLATION_LEVEL_REPEATABLE_READ
 from odoo import sql_db
 from odoo.tests import TransactionCase, tagged
 
-from ..engine.durable import step_connection
+from ..engine.durable import step_connection, wait_time
 from ..engine.durable.wait_time import Waits
 
 PROBE = "agentic_ai_step_connection_probe"
@@ -98,3 +101,30 @@ class TestStepConnection(TransactionCase):
         busy = waits.core_busy
         waits.add(1.0, 2.0)  # the clocks read a moment apart: busy is bounded by the wait
         self.assertEqual((waits.count, round(waits.core_busy - busy, 6)), (3, 1.0))
+        queued = waits.core_queued
+        waits.add(1.0, 0.75, 0.5)  # and busy and queued together
+        self.assertEqual((round(waits.core_busy - busy, 6), round(waits.core_queued - queued, 6)), (1.75, 0.25))
+
+    def test_a_wait_for_one_of_the_machines_cores_is_not_an_idle_core(self):
+        """A thread ready to run while every core of the machine runs other
+        processes: its CPU clock stands still, and the time counts as
+        ``core_queued`` (Linux's schedstat of the thread), not as a wait
+        with the core idle (engine/durable/wait_time.py)."""
+        self.assertTrue(os.path.exists(wait_time.SCHEDSTAT), "the machines this project runs on are Linux")
+        cores = len(os.sched_getaffinity(0))
+        spin = "import time\nend = time.monotonic() + 1.5\nwhile time.monotonic() < end: pass"
+        hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2 * cores)]
+        try:
+            time.sleep(0.2)  # every hog running
+            waits = Waits()
+            with waits.timing():
+                started = time.monotonic()
+                while time.monotonic() - started < 0.5:  # runs when the machine lets it: busy, or ready to run
+                    pass
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        self.assertGreater(waits.core_queued, 0.05, "the thread waited for a core while the hogs ran")
+        self.assertLess(waits.idle(), 0.1 * waits.seconds, "ready to run the whole time: hardly ever idle")
+        self.assertAlmostEqual(waits.core_busy + waits.core_queued + waits.idle(), waits.seconds, places=6)

@@ -43,7 +43,7 @@ from psycopg2.pool import PoolError
 
 from odoo import sql_db
 
-from . import off_loop
+from . import off_loop, wait_time
 
 _logger = logging.getLogger(__name__)
 
@@ -81,13 +81,14 @@ class WaitReport:
 
     def _reset(self) -> None:
         self.waited = self.gave_up = 0
-        self.longest = self.total = self.core_busy = 0.0
+        self.longest = self.total = self.core_busy = self.core_queued = 0.0
         self.pool = None
         self._since = None
 
-    def record(self, seconds: float, pool, gave_up: bool, core_busy: float = 0.0) -> None:
+    def record(self, seconds: float, pool, gave_up: bool, core_busy: float = 0.0, core_queued: float = 0.0) -> None:
         """Count one borrow that waited ``seconds`` on ``pool``, ``core_busy``
-        of them with this process's core busy with other work
+        of them with this process's core busy with other work and
+        ``core_queued`` with it waiting for one of the machine's cores
         (engine/durable/wait_time.py)."""
         with self._lock:
             if self._timer is None:  # the period's first wait
@@ -99,7 +100,9 @@ class WaitReport:
             self.gave_up += gave_up
             self.longest = max(self.longest, seconds)
             self.total += seconds
-            self.core_busy += min(seconds, max(0.0, core_busy))
+            busy = min(seconds, max(0.0, core_busy))
+            self.core_busy += busy
+            self.core_queued += min(seconds - busy, max(0.0, core_queued))
             self.pool = pool
 
     def flush(self) -> None:
@@ -108,14 +111,16 @@ class WaitReport:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            waited, failed, longest, total, busy, since, pool = (
-                self.waited, self.gave_up, self.longest, self.total, self.core_busy, self._since, self.pool)
+            waited, failed, longest, total, busy, queued, since, pool = (
+                self.waited, self.gave_up, self.longest, self.total, self.core_busy, self.core_queued, self._since,
+                self.pool)
             self._reset()
         if waited:
             _logger.warning("%d requests waited for a database connection in the last %.0f s (%.3f s in all, "
-                            "%.3f s of it with this process's core busy with other work, longest %.0f ms, %d gave "
-                            "up), %r: db_maxconn_gevent is smaller than the requests this process serves at once",
-                            waited, time.monotonic() - since, total, busy, longest * 1000, failed, pool)
+                            "%.3f s of it with this process's core busy with other work, %.3f s waiting for a core, "
+                            "longest %.0f ms, %d gave up), %r: db_maxconn_gevent is smaller than the requests this "
+                            "process serves at once",
+                            waited, time.monotonic() - since, total, busy, queued, longest * 1000, failed, pool)
 
 
 _caller_counts = threading.local()  # greenlet-local on the gevent server
@@ -161,7 +166,7 @@ def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
             return borrow(pool, connection_info)
         except PoolError:
             pass
-        started, cpu = time.monotonic(), time.thread_time()
+        started, cpu, queued = time.monotonic(), time.thread_time(), wait_time.run_queue_seconds()
         deadline = started + seconds
         while True:
             with returns.condition:
@@ -173,11 +178,13 @@ def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
             except PoolError:
                 if time.monotonic() >= deadline:
                     if not getattr(_caller_counts, "active", False):
-                        report.record(time.monotonic() - started, pool, True, time.thread_time() - cpu)
+                        report.record(time.monotonic() - started, pool, True, time.thread_time() - cpu,
+                                      wait_time.run_queue_seconds() - queued)
                     raise
                 continue
             if not getattr(_caller_counts, "active", False):
-                report.record(time.monotonic() - started, pool, False, time.thread_time() - cpu)
+                report.record(time.monotonic() - started, pool, False, time.thread_time() - cpu,
+                              wait_time.run_queue_seconds() - queued)
             return connection
     borrow_waiting.agentic_ai_waits = True
     return borrow_waiting

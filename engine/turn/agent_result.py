@@ -20,14 +20,16 @@ class AgentResult(dict):
     run's done event adds the wait at its opening, controllers/stream_controller.py)
     and for its conversation's row lock (each lock statement whole, retries included);
     ``wait_core_busy_seconds`` the part of them during which the server's
-    core was busy with other work (engine/durable/wait_time.py): what is left
-    is what a busy server adds to a run besides its CPU and its model (issue
-    26 point 5)."""
+    core was busy with other work, ``wait_core_queued_seconds`` the part
+    during which it waited for one of the machine's cores
+    (engine/durable/wait_time.py): what is left is what a busy server adds
+    to a run besides the machine's CPU and its model (issue 26 point 5)."""
 
     def __init__(self, thread_id: int, state: str, reply: str, iterations: int = 0, tool_calls: int = 0,
                  input_tokens: int = 0, output_tokens: int = 0, cost: float = 0.0, error: str | None = None,
                  confirmation: ConfirmationRequest | None = None, message_ids: list[int] | None = None,
-                 wait_seconds: float = 0.0, wait_core_busy_seconds: float = 0.0):
+                 wait_seconds: float = 0.0, wait_core_busy_seconds: float = 0.0,
+                 wait_core_queued_seconds: float = 0.0):
         # Texts from providers and tools may hold what JSON cannot carry out as UTF-8 (lone surrogates).
         reply, error = clean_text(reply) if reply is not None else None, clean_text(error) if error else error
         super().__init__(thread_id=thread_id, state=state, reply=reply, iterations=iterations, tool_calls=tool_calls,
@@ -35,7 +37,8 @@ class AgentResult(dict):
                          confirmation={**confirmation.to_dict(), "summary": confirmation.summary()}
                          if confirmation else None,
                          message_ids=list(message_ids or ()), wait_seconds=round(wait_seconds, 4),
-                         wait_core_busy_seconds=round(wait_core_busy_seconds, 4))
+                         wait_core_busy_seconds=round(wait_core_busy_seconds, 4),
+                         wait_core_queued_seconds=round(wait_core_queued_seconds, 4))
         self.__dict__["confirmation"] = confirmation
 
     def __getattr__(self, name):
