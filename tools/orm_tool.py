@@ -277,7 +277,9 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
             _check_readable_path(records_model, part.split()[0].strip('"'))
     limit, offset = clamp_limit(limit), int(offset or 0)
     try:
-        records = records_model.search(dom, offset=offset, limit=limit, order=order or None)
+        # The page's fields come with the search, in its one query, as Odoo's search_read does (read() then finds
+        # them in the cache); fields no column holds are left to read().
+        records = records_model.search_fetch(dom, field_names, offset=offset, limit=limit, order=order or None)
         # Counted only when the page is full, or empty past the first: else the page tells the total, as
         # Odoo's own web_search_read does (addons/web/models/models.py), one query less for most lookups.
         if len(records) == limit or (offset and not records):
