@@ -47,6 +47,13 @@ def embedding_of(text: str, dim: int) -> list[float]:
 
 class _Handler(BaseHTTPRequestHandler):
     server_version = "ScriptedLLM/1.0"
+    # Connections kept open between requests, as the providers keep them (HTTP/1.1): the adapters' pooled client
+    # reuses them, and no call pays for a new connection that production would not. Every answer says where it
+    # ends: a Content-Length, or chunks for a stream.
+    protocol_version = "HTTP/1.1"
+    # Headers and body are written apart: without TCP_NODELAY (set by the providers' servers, as by nginx and
+    # uvicorn) the body of a kept connection would wait for the client's delayed acknowledgement, 40 ms.
+    disable_nagle_algorithm = True
     scenario: Scenario  # set per server class
 
     def log_message(self, *_args):  # keep test output clean
@@ -132,20 +139,28 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")  # as the providers stream: one chunk an event
         self.end_headers()
         for name, data in events:
             if log["sent"] and chunk_delay:
                 time.sleep(chunk_delay)
             text = data if isinstance(data, str) else json.dumps(data)
+            event = ((f"event: {name}\n" if name else "") + f"data: {text}\n\n").encode()
             try:
-                self.wfile.write(((f"event: {name}\n" if name else "") + f"data: {text}\n\n").encode())
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 log["dropped"] = True
+                self.close_connection = True
                 return
             log["sent"] += 1
             log["sent_at"].append(time.monotonic())
             log["sent_epoch"].append(time.time())
+        try:
+            self.wfile.write(b"0\r\n\r\n")  # the last chunk: the stream ends, the connection stays
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _embeddings(self, path: str, body: dict) -> None:
         failure = self.scenario.embeddings_error
