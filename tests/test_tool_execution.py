@@ -14,7 +14,7 @@ from ..engine.durable import step_commit
 from ..engine.durable.held_savepoint import HELD
 from ..engine.executor import ExecutionResult
 from ..engine.observer import MAX_CHARS, Observer
-from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read
+from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read, read_rows
 from ..tools.parsing import MAX_LIMIT
 from ..tools.tool_spec import ToolSpec
 from .common import ToolCase, tool_call
@@ -121,6 +121,27 @@ class TestToolExecution(ToolCase):
         result = self.execute("odoo_search_read", {"model": "sale.order"}, user=portal_like)
         self.assertFalse(result.success)
         self.assertIn("no read access to sale.order", result.error)
+
+    def test_a_page_comes_with_its_search(self):
+        """odoo_search_read reads its page in its search's query, as Odoo's
+        search_read does (issue 26 point 6): fewer statements than a search
+        and a read, the same rows, under the user's record rules."""
+        env = self.env(user=self.salesperson)
+        domain, fields = [["is_company", "=", True]], ["name", "email", "company_id", "display_name"]
+        odoo_search_read(env, "res.partner", domain, fields, limit=200)  # the user's rules and caches warm
+        env.invalidate_all()
+        before = env.cr.sql_log_count
+        result = odoo_search_read(env, "res.partner", domain, fields, limit=200)
+        by_tool = env.cr.sql_log_count - before
+        env.invalidate_all()
+        before = env.cr.sql_log_count
+        records = env["res.partner"].search(domain, limit=200)
+        rows = read_rows(records, fields)
+        by_search_and_read = env.cr.sql_log_count - before
+        self.assertTrue(records, "demo companies to read")
+        self.assertLess(result["count"], 200, "a page that is not full: no count query")
+        self.assertLess(by_tool, by_search_and_read)
+        self.assertEqual(result["records"], rows)
 
     def test_blocked_model_is_refused_by_safety(self):
         self.agent.blocked_model_ids = [(6, 0, self.env["ir.model"]._get("res.partner").ids)]

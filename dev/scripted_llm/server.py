@@ -22,10 +22,12 @@ Run standalone for the demo: ``python -m dev.scripted_llm --port 8901
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import importlib
 import json
 import math
+import socket
 import sys
 import threading
 import time
@@ -68,11 +70,26 @@ class _Handler(BaseHTTPRequestHandler):
             if self.scenario.requests:
                 self.scenario.requests[-1].setdefault("server_ms", (time.monotonic() - started) * 1000)
 
+    def _read_body(self) -> bytes:
+        """The request's body, whole, whether sized or chunked: what is left unread would be taken for the next
+        request of the kept connection."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if not size:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # the trailer, to its blank line
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()  # the chunk's CRLF
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
     def _handle_post(self):
-        length = int(self.headers.get("Content-Length") or 0)
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError:
+            body = json.loads(self._read_body() or b"{}")
+        except ValueError:  # not JSON, or chunks that do not parse: the connection is out of step, closed after
+            self.close_connection = True
             return self._send_json(400, {"error": {"message": "invalid JSON body"}})
         path = self.path.split("?", 1)[0]
         self.scenario.record(self.path, dict(self.headers), body)
@@ -232,6 +249,29 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _QuietServer(ThreadingHTTPServer):
+    def __init__(self, *args, **kwargs):
+        self.open_connections: set[socket.socket] = set()  # kept open between requests: closed by ``stop``
+        self.connections_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request, client_address):
+        with self.connections_lock:
+            self.open_connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self.connections_lock:
+            self.open_connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_open_connections(self) -> None:
+        """End every connection still open (a stopped provider answers nothing more, as a stopped server)."""
+        with self.connections_lock:
+            connections, self.open_connections = list(self.open_connections), set()
+        for connection in connections:
+            with contextlib.suppress(OSError):  # closed meanwhile
+                connection.shutdown(socket.SHUT_RDWR)
+
     def handle_error(self, request, client_address):
         """A client that gave up (timeout tests) is expected, not an error."""
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
@@ -264,8 +304,10 @@ class ScriptedLLMServer:
         return self
 
     def stop(self) -> None:
+        """Stop accepting, and end the connections kept open: nothing is answered after this."""
         self._httpd.shutdown()
         self._httpd.server_close()
+        self._httpd.close_open_connections()
 
     def __enter__(self):
         return self.start()

@@ -54,15 +54,18 @@ def run_queue_seconds() -> float:
     """Seconds the calling operating-system thread has spent so far ready
     to run but waiting for a core (``SCHEDSTAT``'s second field, Linux
     kernel documentation, scheduler/sched-stats); 0.0 where the file cannot
-    be read (not Linux, a kernel without scheduler statistics), from then on
-    without asking again. The thread reads its own figure while it runs, so
+    be read (not Linux, a kernel without scheduler statistics: from then on
+    without asking again; another failure, such as no file descriptor left,
+    only this once). The thread reads its own figure while it runs, so
     every wait it had is counted in it. About 10 us a call."""
     if _schedstat[0]:
         try:
             with open(SCHEDSTAT, "rb") as stat:
                 return int(stat.read().split()[1]) / 1e9
-        except (OSError, ValueError, IndexError):
+        except (FileNotFoundError, NotADirectoryError, ValueError, IndexError):  # no such statistics here
             _schedstat[0] = False
+        except OSError:  # this once (no file left to open: the process's limit): 0, asked again next time
+            pass
     return 0.0
 
 
