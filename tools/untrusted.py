@@ -64,8 +64,11 @@ def note_free_text_fields(model, rows) -> None:
     ``read`` returns them) are free text, and the related records' names
     that read as sentences."""
     outside = model._name in OUTSIDE_TEXT_MODELS
+    present = {name for row in rows for name in row}  # the rows' fields only: a model has hundreds
     for name, field in model._fields.items():
-        values = [row.get(name) for row in rows if row.get(name)]
+        if name not in present:
+            continue
+        values = [row[name] for row in rows if row.get(name)]
         if not values:
             continue
         if field.type in FREE_TEXT_TYPES or (field.type == "char" and (outside or any(map(is_prose, values)))):
