@@ -81,7 +81,8 @@ class WaitReport:
 
     def _reset(self) -> None:
         self.waited = self.gave_up = 0
-        self.longest = self.total = self.core_busy = self.core_queued = 0.0
+        self.longest = 0.0
+        self.waits = wait_time.Waits()  # their seconds, and the parts with the core busy or waiting for a core
         self.pool = None
         self._since = None
 
@@ -99,10 +100,7 @@ class WaitReport:
             self.waited += 1
             self.gave_up += gave_up
             self.longest = max(self.longest, seconds)
-            self.total += seconds
-            busy = min(seconds, max(0.0, core_busy))
-            self.core_busy += busy
-            self.core_queued += min(seconds - busy, max(0.0, core_queued))
+            self.waits.add(seconds, core_busy, core_queued)
             self.pool = pool
 
     def flush(self) -> None:
@@ -111,16 +109,16 @@ class WaitReport:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            waited, failed, longest, total, busy, queued, since, pool = (
-                self.waited, self.gave_up, self.longest, self.total, self.core_busy, self.core_queued, self._since,
-                self.pool)
+            waited, failed, longest, waits, since, pool = (
+                self.waited, self.gave_up, self.longest, self.waits, self._since, self.pool)
             self._reset()
         if waited:
             _logger.warning("%d requests waited for a database connection in the last %.0f s (%.3f s in all, "
                             "%.3f s of it with this process's core busy with other work, %.3f s waiting for a core, "
                             "longest %.0f ms, %d gave up), %r: db_maxconn_gevent is smaller than the requests this "
                             "process serves at once",
-                            waited, time.monotonic() - since, total, busy, queued, longest * 1000, failed, pool)
+                            waited, time.monotonic() - since, waits.seconds, waits.core_busy, waits.core_queued,
+                            longest * 1000, failed, pool)
 
 
 _caller_counts = threading.local()  # greenlet-local on the gevent server
@@ -166,8 +164,8 @@ def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
             return borrow(pool, connection_info)
         except PoolError:
             pass
-        started, cpu, queued = time.monotonic(), time.thread_time(), wait_time.run_queue_seconds()
-        deadline = started + seconds
+        start = wait_time.clocks()
+        deadline = start[0] + seconds
         while True:
             with returns.condition:
                 if returns.count == seen:  # nothing came back since the last ask: sleep until something does
@@ -178,13 +176,13 @@ def waiting(borrow, seconds: float = WAIT_SECONDS, poll: float = POLL_SECONDS):
             except PoolError:
                 if time.monotonic() >= deadline:
                     if not getattr(_caller_counts, "active", False):
-                        report.record(time.monotonic() - started, pool, True, time.thread_time() - cpu,
-                                      wait_time.run_queue_seconds() - queued)
+                        waited, busy, queued = wait_time.elapsed(start)
+                        report.record(waited, pool, True, busy, queued)
                     raise
                 continue
             if not getattr(_caller_counts, "active", False):
-                report.record(time.monotonic() - started, pool, False, time.thread_time() - cpu,
-                              wait_time.run_queue_seconds() - queued)
+                waited, busy, queued = wait_time.elapsed(start)
+                report.record(waited, pool, False, busy, queued)
             return connection
     borrow_waiting.agentic_ai_waits = True
     return borrow_waiting

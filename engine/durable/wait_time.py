@@ -69,6 +69,20 @@ def run_queue_seconds() -> float:
     return 0.0
 
 
+def clocks() -> tuple[float, float, float]:
+    """The three clocks a wait is read on, now: wall time
+    (``time.monotonic``), this thread's CPU (``time.thread_time``) and its
+    time on a run queue (``run_queue_seconds``), in seconds. ``Waits.add(
+    *elapsed(start))`` counts what passed since ``start = clocks()``."""
+    return time.monotonic(), time.thread_time(), run_queue_seconds()
+
+
+def elapsed(start: tuple[float, float, float]) -> tuple[float, float, float]:
+    """``(seconds, core_busy, core_queued)`` since ``start`` (``clocks()``)."""
+    now = clocks()
+    return now[0] - start[0], now[1] - start[1], now[2] - start[2]
+
+
 class Waits:
     """The waits of one run (or one kind of wait of it): ``seconds`` of
     wall time in all, ``core_busy`` seconds of them during which this
@@ -86,11 +100,11 @@ class Waits:
     @contextmanager
     def timing(self):
         """Count the block as one wait (also when it raises)."""
-        started, cpu, queued = time.monotonic(), time.thread_time(), run_queue_seconds()
+        start = clocks()
         try:
             yield
         finally:
-            self.add(time.monotonic() - started, time.thread_time() - cpu, run_queue_seconds() - queued)
+            self.add(*elapsed(start))
 
     def add(self, seconds: float, core_busy: float, core_queued: float = 0.0) -> None:
         """Count one wait of ``seconds``, ``core_busy`` of them with the
