@@ -27,8 +27,9 @@ PARAMS = {
 }
 
 
-REQUEST_KEYS = ("requests_per_minute", "requests_per_hour")
-COST_KEYS = ("cost_per_day_agent", "cost_per_day_company")
+# The limits by kind, from PARAMS: counts of LLM requests (int) and daily costs in USD (float).
+REQUEST_KEYS = tuple(name for name, _default, kind in PARAMS.values() if kind is int)
+COST_KEYS = tuple(name for name, _default, kind in PARAMS.values() if kind is float)
 
 
 @dataclass(frozen=True)
