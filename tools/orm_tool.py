@@ -235,12 +235,12 @@ def read_rows(records, field_names) -> list[dict]:
     return data_rows(records, records.read(field_names))
 
 
-def data_rows(records, values: list[dict]) -> list[dict]:
-    """``values`` read from ``records`` (by ``read``, or by ``_read_format``
-    after a search that fetched them: one dict per record) in the JSON form
-    ``read_rows`` describes, sensitive fields masked. The one place the
-    generic tools turn records into data."""
-    return mask_rows(records, json_rows(records, values))
+def data_rows(model, values: list[dict]) -> list[dict]:
+    """``values`` read from records of ``model`` (by ``read`` or
+    ``search_read``: one dict per record) in the JSON form ``read_rows``
+    describes, sensitive fields masked. The one place the generic tools
+    turn records into data."""
+    return mask_rows(model, json_rows(model, values))
 
 
 def _snapshot(records, fields=None) -> list[dict]:
@@ -284,18 +284,16 @@ def odoo_search_read(env, model, domain=None, fields=None, limit=DEFAULT_LIMIT, 
             _check_readable_path(records_model, part.split()[0].strip('"'))
     limit, offset = clamp_limit(limit), int(offset or 0)
     try:
-        # The page's fields come with the search, in its one query, and are formatted from the cache, as Odoo's
-        # search_read does (models.py): the search applied the record rules and checked the fields' access.
-        records = records_model.search_fetch(dom, field_names, offset=offset, limit=limit, order=order or None)
+        # Odoo's search_read: the page's fields come with the search, in its one query (field_names is never empty:
+        # _fields gives a summary when none is asked).
+        values = records_model.search_read(dom, field_names, offset=offset, limit=limit, order=order or None)
         # Counted only when the page is full, or empty past the first: else the page tells the total, as
         # Odoo's own web_search_read does (addons/web/models/models.py), one query less for most lookups.
-        if len(records) == limit or (offset and not records):
+        if len(values) == limit or (offset and not values):
             total = records_model.search_count(dom)
         else:
-            total = offset + len(records)
-        if "active_test" in records.env.context:  # meant for the search, not for what reading follows (search_read)
-            records = records.with_context({k: v for k, v in records.env.context.items() if k != "active_test"})
-        rows = data_rows(records, records._read_format(fnames=field_names))
+            total = offset + len(values)
+        rows = data_rows(records_model, values)
     except ValueError as exc:  # bad order clause, bad operator...
         raise ToolError(f"invalid search on {model}: {exc}") from None
     note_free_text_fields(records_model, rows)
