@@ -218,7 +218,7 @@ class Executor:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
             with held_savepoint(self.env.cr), guarding(operations), collecting() as sources, \
-                    tracing() as trace:  # flushes on entry/success; one round trip (held_savepoint.py)
+                    tracing() as trace:  # flushes on entry/success; sent with the first statement (held_savepoint.py)
                 data = self._run(spec, params)
                 if spec.function is not None and not sources:  # record names and labels in the addon's own results
                     note_prose_values(data, f"the result of {spec.name}")

@@ -3,6 +3,7 @@
 sessions of their own: what a hook does after a COMMIT cannot undo it, a
 COMMIT that fails still fails, and a lock refused because a concurrent
 transaction changed the row is retried on a fresh snapshot."""
+import io
 import threading
 import time
 from unittest.mock import patch
@@ -12,7 +13,7 @@ from psycopg2 import errors
 from odoo import SUPERUSER_ID, api, sql_db
 from odoo.exceptions import LockError
 from odoo.tests import TransactionCase, tagged
-from odoo.tools import config
+from odoo.tools import config, mute_logger
 
 from ..engine.durable import run_lease, step_commit
 from ..engine.durable.held_savepoint import HELD, TransactionEnded, held_savepoint
@@ -115,37 +116,67 @@ class TestStepCommit(TransactionCase):
         outcome = self.concurrent_update(locked)
         self.assertEqual(outcome, {"value": 1}, "the lock was taken on a snapshot that sees the other commit")
 
-    def test_a_held_savepoint_is_one_statement_and_rolls_back_its_block_only(self):
-        """engine/durable/held_savepoint.py on a real session: a block that
-        succeeds leaves its savepoint held (no RELEASE), one that fails is
-        rolled back to it alone, past HELD the savepoints are Odoo's, and a
-        block that commits or rolls back the transaction itself fails, as
-        with Odoo's savepoint (whose RELEASE finds none)."""
+    def test_a_held_savepoint_costs_no_round_trip_and_rolls_back_its_block_only(self):
+        """engine/durable/held_savepoint.py on a real session: a block's
+        savepoint goes to the server with the block's first statement, in
+        the same query string, and is not released; a block that sends no
+        statement makes none; one that fails is rolled back to its savepoint
+        alone (also when its first statement goes another way than
+        ``execute``); past HELD the savepoints are Odoo's; a block in a
+        transaction already aborted fails with that error, not with a
+        savepoint it never made; and a block that commits or rolls back the
+        transaction itself fails, as with Odoo's savepoint (whose RELEASE
+        finds none)."""
         cr = self.session()
         cr.execute("CREATE TEMP TABLE held (x int)")
-        statements = []
+        sent = []  # each round trip's query string, as psycopg2 sent it
         current = threading.current_thread()
         hooks = getattr(current, "query_hooks", ())
-        current.query_hooks = (*hooks, lambda _cr, query, *_args: statements.append(str(query)))
+        current.query_hooks = (*hooks, lambda _cr, *_args: sent.append(_cr._obj.query.decode()))
         self.addCleanup(setattr, current, "query_hooks", hooks)
         with held_savepoint(cr):
             cr.execute("INSERT INTO held VALUES (1)")
+        self.assertEqual(sent[-1], 'SAVEPOINT "agentic_ai_call_0"; INSERT INTO held VALUES (1)')
         try:  # not assertRaises: Odoo's takes a savepoint of the test's own cursor, seen by the hook
             with held_savepoint(cr):
                 cr.execute("INSERT INTO held VALUES (2)")
                 raise ZeroDivisionError
         except ZeroDivisionError:
             pass
+        self.assertEqual(sent[-1], 'ROLLBACK TO SAVEPOINT "agentic_ai_call_1"')
         for value in range(3, 3 + HELD):
             with held_savepoint(cr):
                 cr.execute("INSERT INTO held VALUES (%s)", [value])
         cr.execute("SELECT array_agg(x ORDER BY x) FROM held")
         self.assertEqual(cr.fetchone()[0], [1, *range(3, 3 + HELD)], "only the failed block was undone")
-        self.assertEqual(len([s for s in statements if s.startswith('SAVEPOINT "agentic_ai_call_')]), HELD)
-        self.assertFalse([s for s in statements if s.startswith('RELEASE SAVEPOINT "agentic_ai_call_')])
-        self.assertEqual(len([s for s in statements if s.startswith("RELEASE SAVEPOINT")]), 2,
+        ours = [s for s in sent if s.startswith('SAVEPOINT "agentic_ai_call_')]
+        self.assertEqual(len(ours), HELD)
+        self.assertTrue(all("; INSERT INTO held VALUES" in s for s in ours), ours)
+        self.assertFalse([s for s in sent if s.startswith('RELEASE SAVEPOINT "agentic_ai_call_')])
+        self.assertEqual(len([s for s in sent if s.startswith("RELEASE SAVEPOINT")]), 2,
                          "past HELD, Odoo's savepoints (released)")
         cr.commit()
+
+        before = len(sent)
+        with held_savepoint(cr):  # nothing sent: no savepoint
+            pass
+        self.assertEqual(len(sent), before)
+        with self.assertRaises(ZeroDivisionError), held_savepoint(cr):  # the first statement by another way
+            cr._obj.copy_expert("COPY held FROM STDIN", io.StringIO("7\n"))
+            raise ZeroDivisionError
+        with held_savepoint(cr), self.assertRaises(errors.InvalidTextRepresentation), mute_logger("odoo.sql_db"), \
+                held_savepoint(cr):  # nested: the inner one's statement goes behind both savepoints
+            cr.execute("SELECT 'abc'::int")  # refused by the server: back to the inner savepoint
+        cr.execute("SELECT count(*) FROM held WHERE x = 7")
+        self.assertEqual(cr.fetchone()[0], 0, "the block's COPY was undone")
+        cr.rollback()
+
+        with mute_logger("odoo.sql_db"), self.assertRaises(errors.DivisionByZero):
+            cr.execute("SELECT 1 / 0")
+        with mute_logger("odoo.sql_db"), self.assertRaises(errors.InFailedSqlTransaction), held_savepoint(cr):
+            cr.execute("SELECT 1")  # a ROLLBACK TO a savepoint never made would raise another error
+        cr.rollback()
+
         for end in (cr.rollback, cr.commit):
             with self.subTest(end=end.__name__), self.assertRaises(TransactionEnded), held_savepoint(cr):
                 cr.execute("INSERT INTO held VALUES (100)")
@@ -153,7 +184,7 @@ class TestStepCommit(TransactionCase):
             cr.rollback()
         with held_savepoint(cr):  # the count starts again with the transaction
             cr.execute("SELECT 1")
-        self.assertTrue(statements[-2].startswith('SAVEPOINT "agentic_ai_call_0"'), statements[-2:])
+        self.assertEqual(sent[-1], 'SAVEPOINT "agentic_ai_call_0"; SELECT 1')
 
     @staticmethod
     def opening(thread_id, calls):

@@ -3,6 +3,7 @@ refusal by the safety rules, savepoint rollback, audit log row), the generic
 ORM tools ``odoo_*`` and what they refuse to touch, and the observer (spec
 000 §3.3, §4.6, §4.7, §5.1). Issue 2 acceptance test (c)."""
 import json
+import re
 import threading
 import time
 
@@ -225,14 +226,16 @@ class TestToolExecution(ToolCase):
     def test_a_calls_savepoint_is_one_statement_within_a_bound_per_transaction(self):
         """Issue 26 point 6: a call's savepoint is not released (the
         transaction's end does it, engine/durable/held_savepoint.py): one
-        statement instead of Odoo's two, up to HELD per transaction; past
+        statement instead of Odoo's two, sent with the call's first (no round
+        trip of its own), up to HELD per transaction; past
         them, savepoints are released again, so a long transaction never
         nests without bound. A failure past the bound still rolls back only
         its own call."""
         statements = []
         current = threading.current_thread()
         hooks = getattr(current, "query_hooks", ())
-        current.query_hooks = (*hooks, lambda _cr, query, *_args: statements.append(str(query)))
+        # Each round trip's query string as psycopg2 sent it: a held savepoint goes with the call's first.
+        current.query_hooks = (*hooks, lambda _cr, *_args: statements.append(_cr._obj.query.decode()))
         try:
             created = self.execute("odoo_create", {"model": "res.partner", "values": {"name": "Held Before"}})
             for index in range(HELD + 3):
@@ -242,8 +245,13 @@ class TestToolExecution(ToolCase):
         finally:
             current.query_hooks = hooks
         self.assertTrue(created.success, created.error)
-        ours = [s for s in statements if s.startswith('SAVEPOINT "agentic_ai_call_')]
-        self.assertEqual(len(ours), HELD, "the first HELD calls' savepoints are held")
+        # A refused read's savepoint went with the statement refused (not seen by the hook): its ROLLBACK TO names it.
+        ours = {re.search(r'"(agentic_ai_call_\d+)"', s)[1] for s in statements
+                if s.startswith(('SAVEPOINT "agentic_ai_call_', 'ROLLBACK TO SAVEPOINT "agentic_ai_call_'))}
+        self.assertEqual(ours, {f"agentic_ai_call_{n}" for n in range(HELD)},
+                         "the first HELD calls' savepoints are held")
+        self.assertFalse([s for s in statements if s.startswith('SAVEPOINT "agentic_ai_call_') and ";" not in s],
+                         "a held savepoint goes with its call's first statement")
         self.assertFalse([s for s in statements if s.startswith('RELEASE SAVEPOINT "agentic_ai_call_')])
         self.assertEqual(len([s for s in statements if s.startswith("ROLLBACK TO SAVEPOINT")]), (HELD + 3) // 2,
                          "each refused read rolled back to its own savepoint, held or not")
