@@ -244,12 +244,42 @@ class BaseLLMAdapter(ABC):
         _TOOLS_JSON[key] = (list(tools), text)  # the schemas kept with their text: their ids are not reused meanwhile
         return text
 
+    def _messages_json(self, messages: list[dict], wire, cache: dict | None) -> list[dict] | EncodedJSON:
+        """The request body's list of messages: ``[wire(m) for m in
+        messages]`` (this adapter class's form of each neutral message).
+
+        With ``cache`` (a dict kept by the caller for as long as it keeps
+        the message objects: one turn, engine/turn/llm_calls.py), the list
+        is JSON text (``EncodedJSON``) and each message's text is made once:
+        used again while the message is the same object with the same
+        content and the same call objects (a transcript only ever appends a
+        call to its assistant message; a changed message is a new object).
+        A turn's later calls send the messages of the earlier ones
+        unchanged, and converting and encoding a long history again at each
+        step is most of what a call costs beside the wait (issue 26 point
+        6). The entries keep their message objects, so no id is reused
+        while the cache lives. Raises LLMError when a message is not JSON."""
+        if cache is None:
+            return [wire(message) for message in messages]
+        parts = []
+        for message in messages:
+            calls = tuple(message.get("tool_calls") or ())
+            key = (type(self), id(message))
+            kept = cache.get(key)
+            if (kept is None or kept[0] is not message or kept[1] is not message.get("content")
+                    or len(kept[2]) != len(calls) or not all(map(operator.is_, kept[2], calls))):
+                kept = cache[key] = (message, message.get("content"), calls, encoded(wire(message)))
+            parts.append(kept[3])
+        return EncodedJSON("[" + ", ".join(parts) + "]")
+
     @abstractmethod
     def chat_completion(self, messages: list[dict], tools: list[dict] | None = None, **kwargs) -> LLMResponse:
         """Send the conversation, return the answer. ``kwargs``: ``model``,
-        ``max_tokens``, ``temperature`` for this call, and ``timeout`` (seconds
-        of one network wait, the provider's *Timeout* by default). Raises
-        LLMError."""
+        ``max_tokens``, ``temperature`` for this call, ``timeout`` (seconds
+        of one network wait, the provider's *Timeout* by default), and
+        ``wire_cache``, a dict the caller keeps while it keeps the message
+        objects, where an adapter may keep each message's request text
+        (``_messages_json``). Raises LLMError."""
 
     @abstractmethod
     def chat_completion_stream(self, messages: list[dict], tools: list[dict] | None = None,

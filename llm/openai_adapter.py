@@ -69,7 +69,7 @@ class OpenAIAdapter(BaseLLMAdapter):
 
     def _body(self, messages: list[dict], tools: list[dict] | None, stream: bool, **kwargs) -> dict:
         model = kwargs.get("model") or self.config.model
-        body = {"model": model, "messages": [self._to_wire(m) for m in messages]}
+        body = {"model": model, "messages": self._messages_json(messages, self._to_wire, kwargs.get("wire_cache"))}
         max_tokens = kwargs.get("max_tokens", self.config.max_tokens)
         if REASONING_MODEL_RE.match(self.config.tokenizer_model or model):
             # o-series and GPT-5 reject temperature and max_tokens

@@ -112,28 +112,38 @@ class TestLLMAdapters(AdapterCase):
     def test_history_is_sent_as_it_stands_at_each_call(self):
         """The same messages sent again give the same body; an open assistant
         message that another call joins (engine/turn/transcript.py
-        MessageFolder) is sent with it, and a new list of equal messages
-        gives an equal body (what a cache of the request's JSON would have
-        to keep true)."""
+        MessageFolder) is sent with it, a message given new content is sent
+        with it, and a new list of equal messages gives an equal body; with
+        the turn's ``wire_cache`` (llm/base.py ``_messages_json``) the bodies
+        are the same as without it, and each message's text is made once
+        while it stays the same object."""
         call = {"id": "c1", "name": "odoo_search_read", "arguments": {"model": "res.partner"}}
-        messages = [*MESSAGES, {"role": "assistant", "content": None, "tool_calls": [call]},
-                    {"role": "tool", "tool_call_id": "c1", "name": "odoo_search_read", "content": "3 records"}]
         for _name, adapter in self.each(["openai", "azure", "custom", "ollama"]):
-            sent = []
-            for change in (None, None, "join", None, "copy"):
-                if change == "join":
-                    messages[2]["tool_calls"].append(dict(call, id="c2", arguments={"model": "sale.order"}))
-                elif change == "copy":
-                    messages = [dict(message) for message in messages]
-                self.script({"content": "ok"})
-                adapter.chat_completion(messages, TOOLS)
-                sent.append(self.scenario.requests[-1]["body"]["messages"])
-            self.assertEqual(sent[0], sent[1])
-            self.assertEqual([c["id"] for c in sent[2][2]["tool_calls"]], ["c1", "c2"], "the call that joined is sent")
-            self.assertEqual(sent[2], sent[3])
-            self.assertEqual(sent[3], sent[4])
-            self.assertEqual(sent[2][2]["tool_calls"][1]["function"]["arguments"], '{"model": "sale.order"}')
-            messages[2]["tool_calls"].pop()
+            bodies = {}
+            for cache in (None, {}):
+                messages = [*(dict(m) for m in MESSAGES),
+                            {"role": "assistant", "content": None, "tool_calls": [dict(call)]},
+                            {"role": "tool", "tool_call_id": "c1", "name": "odoo_search_read", "content": "3 records"}]
+                sent = bodies[cache is None] = []
+                for change in (None, None, "join", None, "content", "copy"):
+                    if change == "join":
+                        messages[2]["tool_calls"].append(dict(call, id="c2", arguments={"model": "sale.order"}))
+                    elif change == "content":
+                        messages[3]["content"] = "4 records"
+                    elif change == "copy":
+                        messages = [dict(message) for message in messages]
+                    self.script({"content": "ok"})
+                    adapter.chat_completion(messages, TOOLS, wire_cache=cache)
+                    sent.append(self.scenario.requests[-1]["body"]["messages"])
+                self.assertEqual(sent[0], sent[1])
+                self.assertEqual([c["id"] for c in sent[2][2]["tool_calls"]], ["c1", "c2"], "the call that joined")
+                self.assertEqual(sent[2], sent[3])
+                self.assertEqual(sent[4][3]["content"], "4 records", "the new content is sent")
+                self.assertEqual(sent[4], sent[5])
+                self.assertEqual(sent[2][2]["tool_calls"][1]["function"]["arguments"], '{"model": "sale.order"}')
+                if cache is not None:  # four messages, then four copies: one entry each, the changed ones made again
+                    self.assertEqual(len(cache), 8)
+            self.assertEqual(bodies[True], bodies[False], "the cache changes nothing in what is sent")
 
     def test_calls_in_flight_are_not_bounded_by_the_client(self):
         """The process's HTTP client opens a connection for every call in

@@ -109,6 +109,9 @@ class LLMCaller:
         self.should_stop = should_stop or (lambda: False)
         self.started = time.monotonic()
         self.calls = 0  # answers asked for in this turn (retries and fallback of one answer count once)
+        # Each message's request text, made once per turn (llm/base.py ``_messages_json``): the transcript keeps
+        # its message objects for the turn, and each call sends the earlier ones again.
+        self.wire_cache: dict = {}
         left = server_time_left()
         # The provider's timeout, the retries and the turn's budget all end before the server's own limit.
         self.server_deadline = self.started + left - SERVER_MARGIN if left is not None else None
@@ -181,7 +184,8 @@ class LLMCaller:
                     if stream:
                         response = self._streamed(provider, messages, schemas, started, timeout)
                     else:
-                        response = provider.adapter.chat_completion(messages, schemas or None, timeout=timeout)
+                        response = provider.adapter.chat_completion(messages, schemas or None, timeout=timeout,
+                                                                    wire_cache=self.wire_cache)
                         if relay and self.emit and response.content and not response.tool_calls:
                             self.emit("token", {"text": response.content})  # a stream retried as a plain call
                 except LLMError as exc:
@@ -222,7 +226,7 @@ class LLMCaller:
         Interrupted."""
         adapter = provider.adapter
         parts, final = [], None
-        stream = adapter.chat_completion_stream(messages, schemas or None, timeout=timeout)
+        stream = adapter.chat_completion_stream(messages, schemas or None, timeout=timeout, wire_cache=self.wire_cache)
         try:
             for chunk in stream:
                 if chunk.content:
