@@ -96,7 +96,8 @@ class ToolSpec:
         infinite numbers, NUL characters); empty when valid."""
         if not isinstance(params, dict):
             return ["arguments must be a JSON object"]
-        if _depth(params) > MAX_DEPTH:
+        plain = _plainly_storable(params)
+        if not plain and _depth(params) > MAX_DEPTH:
             return [f"arguments are nested deeper than {MAX_DEPTH} levels"]
         errors = []
         for error in sorted(self.validator.iter_errors(params), key=lambda e: list(e.absolute_path)):
@@ -109,7 +110,8 @@ class ToolSpec:
                               + (f" (in {where})" if where else ""))
             else:
                 errors.append(f"{where or 'arguments'}: {message}")
-        errors += [f"{where}: {problem}" for where, problem in _unstorable(params)]
+        if not plain:
+            errors += [f"{where}: {problem}" for where, problem in _unstorable(params)]
         return errors
 
     def sanitize(self, params: dict) -> dict:
@@ -135,6 +137,26 @@ def split_names(text) -> tuple[str, ...]:
     """The names of a comma-separated field (``required_module``,
     ``model_names``), blanks dropped."""
     return tuple(name.strip() for name in (text or "").split(",") if name.strip())
+
+
+def _plainly_storable(params: dict) -> bool:
+    """Whether ``params`` needs neither walk (``_depth``, ``_unstorable``),
+    told in one pass of the C JSON encoder: it takes the value (finite
+    numbers only), the text has at most MAX_DEPTH opening brackets (so
+    nothing nests deeper), no NUL (the encoder writes it ``\\u0000``)
+    and no lone surrogate (the text does not encode as UTF-8). False says
+    only that the walks must look; most calls are short and plain."""
+    try:
+        text = json.dumps(params, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if text.count("[") + text.count("{") > MAX_DEPTH or "\\u0000" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _unstorable(value, where="arguments"):
