@@ -177,7 +177,9 @@ class AgenticAiExecutionLog(models.Model):
         one_row = "(" + ", ".join(["%s"] * len(fields)) + ")"
         params = [None if (value := row.get(field.name)) is None else field.convert_to_column_insert(value, self)
                   for row in prepared for field in fields]
-        self.env.cr.execute(SQL(f"{insert_into} VALUES {', '.join([one_row] * len(prepared))} RETURNING id", *params))
+        # The statement as text and its parameters, as Odoo's cursor takes them: an ``SQL`` object of a step's
+        # rows would check each of their ~50 parameters again for nothing.
+        self.env.cr.execute(f"{insert_into} VALUES {', '.join([one_row] * len(prepared))} RETURNING id", params)
         ids = [row_id for (row_id,) in self.env.cr.fetchall()]
         threads = self.env["agentic.ai.thread"].browse({row["thread_id"] for row in prepared if row["thread_id"]})
         threads.invalidate_recordset(["execution_log_ids", "total_input_tokens", "total_cache_read_tokens",
