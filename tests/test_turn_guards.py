@@ -348,8 +348,9 @@ class TestTurnGuards(AdapterCase):
                 self.assertEqual(kept[-1]["content"], "last")
 
     def test_history_fits_unchanged_and_tokens_counted_once(self):
-        """Under budget nothing changes; each message is tokenised once per
-        transcript, however many steps ask."""
+        """Under budget nothing changes; each message, and the system prompt,
+        is tokenised once per transcript, however many steps ask; a changed
+        prompt is counted again."""
         thread = self.history_thread(self.provider)
         counted = []
 
@@ -362,7 +363,9 @@ class TestTurnGuards(AdapterCase):
         self.assertEqual(transcript.for_llm(SYSTEM, 10 ** 6, count), plain)
         first = len(counted)
         transcript.for_llm(SYSTEM, 10 ** 6, count)
-        self.assertEqual(len(counted) - first, 1, "only the system prompt is counted again")
+        self.assertEqual(len(counted), first, "nothing is counted again")
+        transcript.for_llm(SYSTEM + " Be brief.", 10 ** 6, count)
+        self.assertEqual(counted[first:], [SYSTEM + " Be brief."], "only the changed prompt is counted again")
         cut = transcript.for_llm(SYSTEM, 600, count)
         self.assertEqual(wire_pairs_problem(cut), "")
         self.assertEqual(cut[-1]["content"], plain[-1]["content"])

@@ -34,6 +34,7 @@ class HistoryFitter:
     def __init__(self, count: Callable[[str], int]):
         self.count = count
         self._sizes: dict[int, tuple[int, int]] = {}  # id(message) -> (number of calls, tokens)
+        self._prompt: tuple[str, int] = ("", 0)  # the last system prompt counted, and its tokens
 
     def size(self, message: dict) -> int:
         """Tokens of one neutral message (content, calls and their
@@ -49,6 +50,13 @@ class HistoryFitter:
         self._sizes[id(message)] = (len(calls), tokens)
         return tokens
 
+    def _prompt_size(self, prompt: str) -> int:
+        """Tokens of ``prompt``, counted again only when it changed: each
+        step of a turn sends the same system prompt."""
+        if prompt != self._prompt[0]:
+            self._prompt = (prompt, self.count(prompt))
+        return self._prompt[1]
+
     def _group_size(self, messages: list[dict], group: tuple[int, int]) -> int:
         return sum(self.size(m) for m in messages[group[0]:group[1]])
 
@@ -61,7 +69,7 @@ class HistoryFitter:
         with the summary of the others appended. ``statuses``: the status
         of each call by id (``done``, ``error``, ``rejected``,
         ``cancelled``), for the summary."""
-        total = self.count(system_prompt or "") + sum(self.size(m) for m in messages)
+        total = self._prompt_size(system_prompt or "") + sum(self.size(m) for m in messages)
         if total <= budget:
             return system_prompt, messages
         last_user = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), 0)
