@@ -217,8 +217,9 @@ class Executor:
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
-            with held_savepoint(self.env.cr), guarding(operations), collecting() as sources, \
-                    tracing() as trace:  # flushes on entry/success; sent with the first statement (held_savepoint.py)
+            # The addon's own reads: their SQL is the ORM's, so the savepoint can go with their first statement.
+            with held_savepoint(self.env.cr, first_statement=spec.read_only and spec.function is not None), \
+                    guarding(operations), collecting() as sources, tracing() as trace:  # flushes on entry/success
                 data = self._run(spec, params)
                 if spec.function is not None and not sources:  # record names and labels in the addon's own results
                     note_prose_values(data, f"the result of {spec.name}")

@@ -8,6 +8,7 @@ import threading
 import time
 from unittest.mock import patch
 
+import psycopg2
 from psycopg2 import errors
 
 from odoo import SUPERUSER_ID, api, sql_db
@@ -116,67 +117,34 @@ class TestStepCommit(TransactionCase):
         outcome = self.concurrent_update(locked)
         self.assertEqual(outcome, {"value": 1}, "the lock was taken on a snapshot that sees the other commit")
 
-    def test_a_held_savepoint_costs_no_round_trip_and_rolls_back_its_block_only(self):
-        """engine/durable/held_savepoint.py on a real session: a block's
-        savepoint goes to the server with the block's first statement, in
-        the same query string, and is not released; a block that sends no
-        statement makes none; one that fails is rolled back to its savepoint
-        alone (also when its first statement goes another way than
-        ``execute``); past HELD the savepoints are Odoo's; a block in a
-        transaction already aborted fails with that error, not with a
-        savepoint it never made; and a block that commits or rolls back the
-        transaction itself fails, as with Odoo's savepoint (whose RELEASE
-        finds none)."""
+    def test_a_held_savepoint_is_one_statement_and_rolls_back_its_block_only(self):
+        """engine/durable/held_savepoint.py on a real session: a block that
+        succeeds leaves its savepoint held (no RELEASE), one that fails is
+        rolled back to it alone (a statement the server cannot parse
+        included), past HELD the savepoints are Odoo's, and a block that
+        commits or rolls back the transaction itself fails, as with Odoo's
+        savepoint (whose RELEASE finds none)."""
         cr = self.session()
         cr.execute("CREATE TEMP TABLE held (x int)")
-        sent = []  # each round trip's query string, as psycopg2 sent it
-        current = threading.current_thread()
-        hooks = getattr(current, "query_hooks", ())
-        current.query_hooks = (*hooks, lambda _cr, *_args: sent.append(_cr._obj.query.decode()))
-        self.addCleanup(setattr, current, "query_hooks", hooks)
+        sent = self.sent_statements(cr)
         with held_savepoint(cr):
             cr.execute("INSERT INTO held VALUES (1)")
-        self.assertEqual(sent[-1], 'SAVEPOINT "agentic_ai_call_0"; INSERT INTO held VALUES (1)')
-        try:  # not assertRaises: Odoo's takes a savepoint of the test's own cursor, seen by the hook
-            with held_savepoint(cr):
-                cr.execute("INSERT INTO held VALUES (2)")
-                raise ZeroDivisionError
-        except ZeroDivisionError:
-            pass
-        self.assertEqual(sent[-1], 'ROLLBACK TO SAVEPOINT "agentic_ai_call_1"')
-        for value in range(3, 3 + HELD):
+        self.assertEqual(sent[-2:], ['SAVEPOINT "agentic_ai_call_0"', "INSERT INTO held VALUES (1)"])
+        with self.assertRaises(ZeroDivisionError), held_savepoint(cr):
+            cr.execute("INSERT INTO held VALUES (2)")
+            raise ZeroDivisionError
+        with mute_logger("odoo.sql_db"), self.assertRaises(errors.SyntaxError), held_savepoint(cr):
+            cr.execute("SELEC 1")
+        for value in range(4, 3 + HELD):
             with held_savepoint(cr):
                 cr.execute("INSERT INTO held VALUES (%s)", [value])
         cr.execute("SELECT array_agg(x ORDER BY x) FROM held")
-        self.assertEqual(cr.fetchone()[0], [1, *range(3, 3 + HELD)], "only the failed block was undone")
-        ours = [s for s in sent if s.startswith('SAVEPOINT "agentic_ai_call_')]
-        self.assertEqual(len(ours), HELD)
-        self.assertTrue(all("; INSERT INTO held VALUES" in s for s in ours), ours)
+        self.assertEqual(cr.fetchone()[0], [1, *range(4, 3 + HELD)], "only the failed blocks were undone")
+        self.assertEqual(len([s for s in sent if s.startswith('SAVEPOINT "agentic_ai_call_')]), HELD)
         self.assertFalse([s for s in sent if s.startswith('RELEASE SAVEPOINT "agentic_ai_call_')])
         self.assertEqual(len([s for s in sent if s.startswith("RELEASE SAVEPOINT")]), 2,
                          "past HELD, Odoo's savepoints (released)")
         cr.commit()
-
-        before = len(sent)
-        with held_savepoint(cr):  # nothing sent: no savepoint
-            pass
-        self.assertEqual(len(sent), before)
-        with self.assertRaises(ZeroDivisionError), held_savepoint(cr):  # the first statement by another way
-            cr._obj.copy_expert("COPY held FROM STDIN", io.StringIO("7\n"))
-            raise ZeroDivisionError
-        with held_savepoint(cr), self.assertRaises(errors.InvalidTextRepresentation), mute_logger("odoo.sql_db"), \
-                held_savepoint(cr):  # nested: the inner one's statement goes behind both savepoints
-            cr.execute("SELECT 'abc'::int")  # refused by the server: back to the inner savepoint
-        cr.execute("SELECT count(*) FROM held WHERE x = 7")
-        self.assertEqual(cr.fetchone()[0], 0, "the block's COPY was undone")
-        cr.rollback()
-
-        with mute_logger("odoo.sql_db"), self.assertRaises(errors.DivisionByZero):
-            cr.execute("SELECT 1 / 0")
-        with mute_logger("odoo.sql_db"), self.assertRaises(errors.InFailedSqlTransaction), held_savepoint(cr):
-            cr.execute("SELECT 1")  # a ROLLBACK TO a savepoint never made would raise another error
-        cr.rollback()
-
         for end in (cr.rollback, cr.commit):
             with self.subTest(end=end.__name__), self.assertRaises(TransactionEnded), held_savepoint(cr):
                 cr.execute("INSERT INTO held VALUES (100)")
@@ -184,7 +152,75 @@ class TestStepCommit(TransactionCase):
             cr.rollback()
         with held_savepoint(cr):  # the count starts again with the transaction
             cr.execute("SELECT 1")
-        self.assertEqual(sent[-1], 'SAVEPOINT "agentic_ai_call_0"; SELECT 1')
+        self.assertEqual(sent[-2], 'SAVEPOINT "agentic_ai_call_0"')
+
+    def test_a_savepoint_sent_with_the_first_statement_costs_no_round_trip(self):
+        """``first_statement`` (the addon's own reads): the savepoint goes to
+        the server in front of the block's first statement, in the same
+        query string; a block that sends no statement makes none; a failure
+        is rolled back to it, also when the first statement went another way
+        (COPY) or through code that kept the psycopg2 cursor (every later
+        statement passes through, none carries the savepoint again); a
+        statement psycopg2 refused before sending it leaves the transaction
+        as it was; in a transaction already aborted the block fails with
+        that error; and a statement the server cannot parse, refused whole
+        with its savepoint, fails with its own error (the module
+        docstring's limit: such blocks do not ask for it)."""
+        cr = self.session()
+        cr.execute("CREATE TEMP TABLE held (x int)")
+        sent = self.sent_statements(cr)
+        with held_savepoint(cr, first_statement=True):
+            cr.execute("INSERT INTO held VALUES (1)")
+        self.assertEqual(sent[-1], 'SAVEPOINT "agentic_ai_call_0"; INSERT INTO held VALUES (1)')
+        before = len(sent)
+        with held_savepoint(cr, first_statement=True):  # nothing sent: no savepoint
+            pass
+        self.assertEqual(len(sent), before)
+        with self.assertRaises(ZeroDivisionError), held_savepoint(cr, first_statement=True):
+            cr._obj.copy_expert("COPY held FROM STDIN", io.StringIO("7\n"))
+            raise ZeroDivisionError
+        with self.assertRaises(ZeroDivisionError), held_savepoint(cr, first_statement=True):
+            kept = cr._obj  # as psycopg2.extras.execute_values(cr._obj, ...) keeps it
+            kept.execute("INSERT INTO held VALUES (%s)", [8])
+            self.assertEqual(kept.query.decode(), 'SAVEPOINT "agentic_ai_call_3"; INSERT INTO held VALUES (8)')
+            kept.execute("INSERT INTO held VALUES (%s)", [9])
+            self.assertEqual(kept.query.decode(), "INSERT INTO held VALUES (9)")
+            raise ZeroDivisionError
+        cr.execute("SELECT array_agg(x ORDER BY x) FROM held")
+        self.assertEqual(cr.fetchone()[0], [1], "the COPY and the kept cursor's inserts were undone")
+        cr.rollback()
+
+        with mute_logger("odoo.sql_db"), self.assertRaises(psycopg2.ProgrammingError), \
+                held_savepoint(cr, first_statement=True):
+            cr.execute("INSERT INTO held VALUES (%s)", [object()])  # can't adapt: nothing sent
+        cr.execute("SELECT 1")  # the transaction is as it was
+        with held_savepoint(cr, first_statement=True), self.assertRaises(errors.InvalidTextRepresentation), \
+                mute_logger("odoo.sql_db"), held_savepoint(cr, first_statement=True):
+            cr.execute("SELECT 'abc'::int")  # refused by the server: back to the inner savepoint
+        cr.execute("SELECT 1")
+        cr.rollback()
+
+        with mute_logger("odoo.sql_db"), self.assertRaises(errors.DivisionByZero):
+            cr.execute("SELECT 1 / 0")
+        with mute_logger("odoo.sql_db"), self.assertRaises(errors.InFailedSqlTransaction), \
+                held_savepoint(cr, first_statement=True):
+            cr.execute("SELECT 1")  # a ROLLBACK TO a savepoint never made would raise another error
+        cr.rollback()
+        with mute_logger("odoo.sql_db"), self.assertRaises(errors.SyntaxError), \
+                held_savepoint(cr, first_statement=True):
+            cr.execute("SELEC 1")
+        cr.rollback()
+
+    def sent_statements(self, cr) -> list[str]:
+        """Each round trip of ``cr`` from now on, its query string as psycopg2
+        sent it (not the test's own cursor's: ``assertRaises`` takes a
+        savepoint of it)."""
+        sent = []
+        current = threading.current_thread()
+        hooks = getattr(current, "query_hooks", ())
+        current.query_hooks = (*hooks, lambda hooked, *_args: hooked is cr and sent.append(hooked._obj.query.decode()))
+        self.addCleanup(setattr, current, "query_hooks", hooks)
+        return sent
 
     @staticmethod
     def opening(thread_id, calls):

@@ -1,10 +1,10 @@
-"""A tool call's savepoint, sent with the call's first statement and left
-for the transaction's end to release (issue 26 point 6: the executor's cost
-around a call).
+"""A tool call's savepoint, left for the transaction's end to release,
+and for the addon's own reads sent with the call's first statement
+(issue 26 point 6: the executor's cost around a call).
 
 Odoo's ``cr.savepoint()`` costs two round trips to PostgreSQL: ``SAVEPOINT``
 before the block and ``RELEASE SAVEPOINT`` after it. ``held_savepoint(cr)``
-costs none of its own:
+costs one, and none when ``first_statement`` is set:
 
 - **Held.** A savepoint that nothing will roll back to any more need not be
   released: the transaction's ``COMMIT`` or ``ROLLBACK`` ends it with
@@ -13,23 +13,32 @@ costs none of its own:
   either: a released subtransaction's XID stays in the backend's list until
   the top transaction ends (PostgreSQL documentation, "Subtransactions");
   what a held one keeps is one nesting level.
-- **Sent with the first statement.** A savepoint only has to exist before
-  the block's first statement: until then the block changed nothing in the
-  database. So ``SAVEPOINT`` goes in front of that statement, in the same
-  query string (psycopg2 sends a query with the simple query protocol, where
-  PostgreSQL runs the statements of one string in order, inside the open
-  transaction; the results are the last statement's). A block that sends no
-  statement (its reads all from the ORM's cache) makes no savepoint at all.
-  On a database on another host, a round trip is a network round trip.
+- **Sent with the first statement** (``first_statement``). A savepoint only
+  has to exist before the block's first statement: until then the block
+  changed nothing in the database. So ``SAVEPOINT`` can go in front of that
+  statement, in the same query string (psycopg2 sends it with the simple
+  query protocol, where PostgreSQL runs the statements of one string in
+  order inside the open transaction; the results are the last one's). A
+  block that sends no statement then makes no savepoint at all. On a
+  database on another host a round trip is a network one. The limit:
+  PostgreSQL parses the whole string before it runs any of it, so a
+  statement it cannot parse is refused with the savepoint, and the
+  transaction is left aborted with nothing to go back to. Only a caller
+  whose statements the ORM builds (the addon's own read tools: the model's
+  words reach their SQL as parameters, never as text) asks for it; any
+  other block gets its savepoint as a statement of its own first. Should
+  such a refusal still happen, the block's own error is raised, not the
+  missing savepoint's.
 
 The first statement is caught where Odoo 19's ``odoo.sql_db.Cursor`` sends
 every statement: its psycopg2 cursor ``_obj`` (``Cursor.execute`` calls
 ``self._obj.execute``), which ``_FirstStatement`` stands in for until then,
 as engine/durable/step_connection.py stands in for it while a run waits.
-Anything else asked of the psycopg2 cursor before that statement (another
-way to send SQL, such as ``copy_expert``) has the savepoint sent alone
-first. Other cursors (Odoo's ``TestCursor``, which keeps its own savepoint
-under the transaction) get the ``SAVEPOINT`` statement at once.
+Anything else asked of it before that statement that sends SQL (such as
+``copy_expert``) has the savepoint sent alone first; code that kept the
+stand-in reaches the psycopg2 cursor through it afterwards. Other cursors
+(Odoo's ``TestCursor``, which keeps its own savepoint under the
+transaction) get the ``SAVEPOINT`` statement at once.
 
 Otherwise it behaves as ``cr.savepoint()`` (the ORM flushed before and
 after, its cache and pending writes cleared on a rollback). At most ``HELD``
@@ -49,6 +58,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import psycopg2
+import psycopg2.errors
 from psycopg2 import errorcodes
 
 from odoo import sql_db
@@ -68,43 +78,53 @@ class TransactionEnded(RuntimeError):
 class _FirstStatement:
     """Stands for an ``odoo.sql_db.Cursor``'s psycopg2 cursor until the
     block's first statement, which it sends behind ``SAVEPOINT name;``;
-    then the psycopg2 cursor is the cursor's again. ``made``: whether the
-    server made the savepoint (not when nothing was sent, nor when the
-    transaction was already aborted, SQLSTATE 25P02, and refused it with
-    the statement it went with)."""
+    then the psycopg2 cursor is the cursor's again, and what still holds
+    this stand-in reaches it through it. ``made``: whether the server made
+    the savepoint (not when nothing was sent: psycopg2 refused the
+    statement before sending it, with no SQLSTATE; nor when the transaction
+    was already aborted, SQLSTATE 25P02, and the server refused the
+    savepoint with the statement)."""
 
     def __init__(self, cr, statement: str):
         self.cr = cr
         self.real = cr._obj
         self.statement = statement
         self.made = False
+        self.sent = False
 
     def give_back(self) -> None:
-        """The psycopg2 cursor is the cursor's again (unless something else stands for it now)."""
-        if self.cr._obj is self:
+        """The psycopg2 cursor is the cursor's again (unless something else
+        stands for it now, or the cursor was closed)."""
+        if self.cr.__dict__.get("_obj") is self:
             self.cr._obj = self.real
 
     def execute(self, query, params=None):
         self.give_back()
+        if self.sent:
+            return self.real.execute(query, params)
         if isinstance(query, str):
             query = f"{self.statement}; {query}"
         elif isinstance(query, bytes):
             query = f"{self.statement}; ".encode() + query
         else:  # a psycopg2 ``sql.Composable``: sent as it is, after the savepoint
             self.send_alone()
+            return self.real.execute(query, params)
+        self.sent = True
         try:
             result = self.real.execute(query, params)
-        except psycopg2.Error as exc:  # the savepoint went first: refused only when the transaction already was
-            self.made = self.made or exc.pgcode != errorcodes.IN_FAILED_SQL_TRANSACTION
+        except psycopg2.Error as exc:  # the savepoint went first, unless nothing was sent or it was refused too
+            self.made = exc.pgcode is not None and exc.pgcode != errorcodes.IN_FAILED_SQL_TRANSACTION
             raise
         self.made = True
         return result
 
     def send_alone(self) -> None:
-        """Send the savepoint statement by itself."""
+        """Send the savepoint statement by itself (once)."""
         self.give_back()
-        self.real.execute(self.statement)
-        self.made = True
+        if not self.sent:
+            self.sent = True
+            self.real.execute(self.statement)
+            self.made = True
 
     def __getattr__(self, name):
         if name in _SENDS:
@@ -113,14 +133,15 @@ class _FirstStatement:
 
 
 @contextmanager
-def held_savepoint(cr):
+def held_savepoint(cr, first_statement: bool = False):
     """Run the block in a savepoint of ``cr`` (an Odoo cursor, test cursors
     included): an exception rolls the block back to it (and is raised
     again); a success leaves it to the transaction's end, within ``HELD``
-    per transaction. No round trip of its own on an ``odoo.sql_db.Cursor``
-    (the statement goes with the block's first), one on another cursor,
-    against Odoo's two. Raises TransactionEnded when the block committed or
-    rolled back itself."""
+    per transaction. One round trip against Odoo's two; none with
+    ``first_statement`` on an ``odoo.sql_db.Cursor`` (the savepoint goes
+    with the block's first statement: only for blocks whose statements the
+    ORM builds, see the module docstring). Raises TransactionEnded when the
+    block committed or rolled back itself."""
     count = cr.prerollback.data.get(_COUNT, 0)
     if count >= HELD:
         with cr.savepoint():
@@ -129,7 +150,7 @@ def held_savepoint(cr):
     cr.flush()
     name = SQL.identifier(f"agentic_ai_call_{count}")
     first = None
-    if type(cr) is sql_db.Cursor:
+    if first_statement and type(cr) is sql_db.Cursor:
         first = cr._obj = _FirstStatement(cr, f"SAVEPOINT {name.code}")
     else:
         cr.execute(SQL("SAVEPOINT %s", name))
@@ -145,7 +166,13 @@ def held_savepoint(cr):
         cr.clear()  # what the ORM kept of the block (cache, pending writes) goes with it, as in Odoo's savepoint
         if first is not None and not first.made:
             raise  # no savepoint was made, and nothing reached the database after it: nothing to go back to
-        cr.execute(SQL("ROLLBACK TO SAVEPOINT %s", name))
+        try:
+            cr.execute(SQL("ROLLBACK TO SAVEPOINT %s", name), log_exceptions=False)
+        except psycopg2.errors.InvalidSavepointSpecification:
+            if first is None:
+                raise
+            # Refused whole at parse time, the savepoint with it (module docstring): the transaction stays
+            # aborted, and the block's own error says why.
         raise
     finally:
         if first is not None:
