@@ -139,7 +139,8 @@ class OpenAIAdapter(BaseLLMAdapter):
     def chat_completion(self, messages, tools=None, **kwargs) -> LLMResponse:
         if not self.prompt_tools:
             return self._completion(messages, tools, **kwargs)
-        response = self._completion(prompt_messages(messages, tools), None, **kwargs)
+        # The prompt protocol's messages are new at each call: nothing of them to keep for the turn.
+        response = self._completion(prompt_messages(messages, tools), None, **{**kwargs, "wire_cache": None})
         calls, text = parse_tool_calls(response.content)
         finish_reason = "tool_calls" if calls and response.finish_reason == "stop" else response.finish_reason
         return dataclasses.replace(response, tool_calls=calls, content=text or None, finish_reason=finish_reason)
@@ -153,7 +154,8 @@ class OpenAIAdapter(BaseLLMAdapter):
         if not self.prompt_tools:
             yield from self._stream(messages, tools, **kwargs)
             return
-        yield from hold_calls(self._stream(prompt_messages(messages, tools), None, **kwargs), self.config.model)
+        yield from hold_calls(self._stream(prompt_messages(messages, tools), None, **{**kwargs, "wire_cache": None}),
+                              self.config.model)
 
     def _completion(self, messages, tools=None, **kwargs) -> LLMResponse:
         data = post_json(self._url("/chat/completions"), self._headers(), self._body(messages, tools, False, **kwargs),

@@ -144,6 +144,14 @@ class TestLLMAdapters(AdapterCase):
                 if cache is not None:  # four messages, then four copies: one entry each, the changed ones made again
                     self.assertEqual(len(cache), 8)
             self.assertEqual(bodies[True], bodies[False], "the cache changes nothing in what is sent")
+        for name, adapter in self.each():  # the prompt protocol's messages are new at each call: none kept
+            if name.endswith("_prompt"):
+                cache = {}
+                self.script({"content": "ok"})
+                adapter.chat_completion(MESSAGES, TOOLS, wire_cache=cache)
+                self.script({"content": "ok"})
+                list(adapter.chat_completion_stream(MESSAGES, TOOLS, wire_cache=cache))
+                self.assertEqual(cache, {}, name)
 
     def test_calls_in_flight_are_not_bounded_by_the_client(self):
         """The process's HTTP client opens a connection for every call in

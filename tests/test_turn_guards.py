@@ -364,6 +364,8 @@ class TestTurnGuards(AdapterCase):
         first = len(counted)
         transcript.for_llm(SYSTEM, 10 ** 6, count)
         self.assertEqual(len(counted), first, "nothing is counted again")
+        self.assertIs(transcript.for_llm(SYSTEM)[0], transcript.for_llm(SYSTEM)[0],
+                      "the same system message object while the prompt stays (its request text is kept by object)")
         transcript.for_llm(SYSTEM + " Be brief.", 10 ** 6, count)
         self.assertEqual(counted[first:], [SYSTEM + " Be brief."], "only the changed prompt is counted again")
         cut = transcript.for_llm(SYSTEM, 600, count)

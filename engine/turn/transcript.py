@@ -89,6 +89,7 @@ class Transcript:
         self.result_rows = {row.tool_call_id: row for row in rows if row.role == "tool_result"}
         self.new_ids: list[int] = []
         self._fitter: HistoryFitter | None = None
+        self._system = {"role": "system", "content": ""}  # the system message of the last for_llm
         # Where the free text from records the model has seen came from (tools/untrusted.py).
         self.untrusted: list[str] = list(dict.fromkeys(
             f"an earlier result of {row.tool_name}" for row in rows
@@ -130,7 +131,11 @@ class Transcript:
             if self._fitter is None or self._fitter.count != count:  # bound methods compare equal
                 self._fitter = HistoryFitter(count)
             system_prompt, messages = self._fitter.fit(messages, system_prompt, budget, self._folder.statuses)
-        return [{"role": "system", "content": system_prompt}, *messages] if system_prompt else list(messages)
+        if not system_prompt:
+            return list(messages)
+        if self._system["content"] != system_prompt:  # the same object while the prompt stays: a request's
+            self._system = {"role": "system", "content": system_prompt}  # text is kept per message object
+        return [self._system, *messages]
 
     def _see(self, row, data=None) -> None:
         """Feed ``row`` to the provenance (``data``: a result's data as the
