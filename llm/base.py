@@ -255,9 +255,9 @@ class BaseLLMAdapter(ABC):
         content and the same call objects (a transcript only ever appends a
         call to its assistant message; a changed message is a new object).
         A turn's later calls send the messages of the earlier ones
-        unchanged, and converting and encoding a long history again at each
-        step is most of what a call costs beside the wait (issue 26 point
-        6). The entries keep their message objects, so no id is reused
+        unchanged; converting and encoding them again at each step was about
+        a third of the HTTP client's CPU per call at 200 prior messages
+        (issue 26 point 6). The entries keep their message objects, so no id is reused
         while the cache lives. Raises LLMError when a message is not JSON."""
         if cache is None:
             return [wire(message) for message in messages]

@@ -180,4 +180,3 @@ def held_savepoint(cr, first_statement: bool = False):
     if _COUNT not in cr.prerollback.data:
         raise TransactionEnded("the call committed or rolled back the transaction itself; what it did is not "
                                "known to be kept or undone as one call")
-
