@@ -78,6 +78,21 @@ SNAPSHOT_CHARS = 19000
 MAX_VERSIONED = 200  # records of a question whose versions are kept (an approval checks them)
 
 
+# The package of this addon's own tools (tools/): their SQL is the ORM's, never text they write.
+_OWN_TOOLS = __name__.rsplit(".engine.", 1)[0] + ".tools."
+
+
+def _orm_built(spec: ToolSpec) -> bool:
+    """Whether every statement of a call of ``spec`` is built by the ORM,
+    so that its savepoint may go with its first statement
+    (engine/durable/held_savepoint.py ``first_statement``): a read of this
+    addon's own tools. A tool another addon registers, or code an
+    administrator wrote, may send SQL that PostgreSQL cannot parse, which
+    would take such a savepoint down with it."""
+    function = spec.function
+    return spec.read_only and function is not None and function.__module__.startswith(_OWN_TOOLS)
+
+
 def _listed(trace: list[dict]) -> dict | None:
     """The data of a failed call whose lookups listed records for the user
     to choose from: ``{"candidates": [{"model", "ids"}]}`` (the only ids of
@@ -217,9 +232,8 @@ class Executor:
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
-            # The addon's own reads: their SQL is the ORM's, so the savepoint can go with their first statement.
-            with held_savepoint(self.env.cr, first_statement=spec.read_only and spec.function is not None), \
-                    guarding(operations), collecting() as sources, tracing() as trace:  # flushes on entry/success
+            with held_savepoint(self.env.cr, first_statement=_orm_built(spec)), guarding(operations), \
+                    collecting() as sources, tracing() as trace:  # flushes on entry/success
                 data = self._run(spec, params)
                 if spec.function is not None and not sources:  # record names and labels in the addon's own results
                     note_prose_values(data, f"the result of {spec.name}")

@@ -13,12 +13,20 @@ from odoo.tools import mute_logger
 
 from ..engine.durable import step_commit
 from ..engine.durable.held_savepoint import HELD
-from ..engine.executor import ExecutionResult
+from ..engine.executor import ExecutionResult, _orm_built
 from ..engine.observer import MAX_CHARS, Observer
+from ..tools import base_tool as registry
+from ..tools.base_tool import agent_tool
 from ..tools.orm_tool import ALLOWED_METHODS, METHOD_SUBSTITUTES, odoo_method_call, odoo_search_read, read_rows
 from ..tools.parsing import MAX_LIMIT
 from ..tools.tool_spec import ToolSpec
 from .common import ToolCase, tool_call
+
+
+def _unparsable_read(env):
+    """A tool function of this test module (registered by the test that uses it)."""
+    env.cr.execute("SELEC 1")
+    return {}
 
 
 @tagged("post_install", "-at_install")
@@ -199,6 +207,35 @@ class TestToolExecution(ToolCase):
         self.assertIn("division by zero", divided.error)
         self.assertTrue(self.execute("odoo_search_read", {"model": "res.partner", "limit": 1}).success,
                         "the transaction is still usable")
+
+    def test_a_read_of_another_addon_that_sends_unparsable_sql_loses_nothing(self):
+        """A low-risk tool that another addon registers may send SQL that
+        PostgreSQL cannot parse: its savepoint is a statement of its own
+        (engine/durable/held_savepoint.py: one sent with such a statement
+        would be refused with it), so the call is an error the model reads
+        and the transaction goes on. This addon's own reads send theirs
+        with their first statement."""
+        agent_tool(label="Unparsable read", category="other", risk_level="low",
+                   description="A read defined by a test that sends SQL PostgreSQL cannot parse, as a careless "
+                               "addon's tool might.",
+                   parameters={})(_unparsable_read)
+        handler = f"{_unparsable_read.__module__.removeprefix('odoo.addons.')}._unparsable_read"
+        self.addCleanup(registry.TOOL_REGISTRY.pop, handler, None)
+        tool = self.Tool.create({"name": "unparsable_read", "description": "x", "tool_type": "native",
+                                 "risk_level": "low", "handler": handler})
+        self.agent.tool_ids = [(4, tool.id)]
+        created = self.execute("odoo_create", {"model": "res.partner", "values": {"name": "Kept Before"}})
+        with mute_logger("odoo.sql_db", "odoo.addons.agentic_ai.engine.executor"):
+            refused = self.execute("unparsable_read", {})
+        self.assertFalse(refused.success)
+        self.assertIn("syntax error", refused.error)
+        self.assertTrue(self.execute("odoo_search_read", {"model": "res.partner", "limit": 1}).success,
+                        "the transaction is still usable")
+        self.assertTrue(self.env["res.partner"].browse(created.data["id"]).exists(), "the earlier write is kept")
+        specs = {spec.name: spec for spec in (ToolSpec.from_record(tool), ToolSpec.from_record(
+            self.env.ref("agentic_ai.tool_odoo_search_read")))}
+        self.assertFalse(_orm_built(specs["unparsable_read"]))
+        self.assertTrue(_orm_built(specs["odoo_search_read"]))
 
     def test_reads_the_server_refuses_become_observations_and_lose_nothing(self):
         """The ORM passes parts of a domain to SQL as they are; each of these

@@ -24,9 +24,10 @@ costs one, and none when ``first_statement`` is set:
   PostgreSQL parses the whole string before it runs any of it, so a
   statement it cannot parse is refused with the savepoint, and the
   transaction is left aborted with nothing to go back to. Only a caller
-  whose statements the ORM builds (the addon's own read tools: the model's
-  words reach their SQL as parameters, never as text) asks for it; any
-  other block gets its savepoint as a statement of its own first. Should
+  whose statements the ORM builds asks for it (the executor, for the read
+  tools of this addon's ``tools/`` package: the model's words reach their
+  SQL as parameters, never as text; not for tools other addons register);
+  any other block gets its savepoint as a statement of its own first. Should
   such a refusal still happen, the block's own error is raised, not the
   missing savepoint's.
 
