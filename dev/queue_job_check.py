@@ -70,7 +70,7 @@ def check(db: str) -> None:
         "CHECK_LLM_URL": llm.base_url, "CHECK_USERS": str(USERS), "CHECK_CHATS": str(MESSAGES)}))
     jobs = [(thread_id, user) for user in prep["users"] for thread_id in user["threads"]]
     ids = [thread_id for thread_id, _user in jobs]
-    server = OdooServer(db, ("--workers=4", "--max-cron-threads=1", "--load=base,web,queue_job"),
+    server = OdooServer(db, ("--workers=4", "--max-cron-threads=1", "--load=base,rpc,web,queue_job"),
                         log_path=str(ROOT / ".logs" / f"queue_job-{time.strftime('%Y%m%d-%H%M%S')}.log"),
                         env={"ODOO_QUEUE_JOB_CHANNELS": f"root:4,root.agentic_ai:{CAPACITY}"})
     try:
