@@ -78,13 +78,15 @@ SNAPSHOT_CHARS = 19000
 MAX_VERSIONED = 200  # records of a question whose versions are kept (an approval checks them)
 
 
-# The package of this addon's own tools (tools/): their SQL is the ORM's, never text they write.
+# The package of this addon's own tools (tools/): their SQL is the ORM's (or Odoo's own code's), with the
+# model's words as parameters, never SQL text the tools write.
 _OWN_TOOLS = __name__.rsplit(".engine.", 1)[0] + ".tools."
 
 
 def _orm_built(spec: ToolSpec) -> bool:
-    """Whether every statement of a call of ``spec`` is built by the ORM,
-    so that its savepoint may go with its first statement
+    """Whether every statement of a call of ``spec`` is built by the ORM
+    (or written by Odoo's own code, parameters apart), so that its
+    savepoint may go with its first statement
     (engine/durable/held_savepoint.py ``first_statement``): a read of this
     addon's own tools. A tool another addon registers, or code an
     administrator wrote, may send SQL that PostgreSQL cannot parse, which
