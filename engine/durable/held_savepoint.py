@@ -159,9 +159,7 @@ def held_savepoint(cr, first_statement: bool = False):
     try:
         yield
         cr.flush()
-    except BaseException:
-        if first is not None:
-            first.give_back()
+    except BaseException:  # a savepoint made means its statement was sent: the stand-in gave the cursor back
         if _COUNT not in cr.prerollback.data:  # the block ended the transaction: no savepoint to go back to
             raise
         cr.clear()  # what the ORM kept of the block (cache, pending writes) goes with it, as in Odoo's savepoint
