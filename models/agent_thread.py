@@ -172,18 +172,20 @@ class AgenticAiThread(models.Model):
                            for key, value in values.items()})
 
     # ------------------------------------------------------------- transcript
-    def _add_message(self, role, content="", owner=None, **values):
-        """Append a transcript row. Rows are written by the engine only:
-        users read them, they never create or edit them. ``owner``: this
-        thread's ``{"user_id", "company_id"}`` (ids) when the caller read
-        them already (``_owner``), so that the row's INSERT does not read
-        the thread again."""
+    def _add_message(self, role, content="", owner=None, mark_call=None, **values):
+        """Append a transcript row (``agentic.ai.thread.message._append``:
+        one INSERT, ``mark_call`` as it takes it). Rows are written by the
+        engine only: users read them, they never create or edit them.
+        ``owner``: this thread's ``{"user_id", "company_id"}`` (ids) when the
+        caller read them already (``_owner``), so that the row's INSERT does
+        not read the thread again."""
         self.ensure_one()
         for key in ("tool_name", "tool_arguments", "tool_result_data"):
             if values.get(key):
                 values[key] = clean_text(values[key])
-        message = self.env["agentic.ai.thread.message"].sudo().create({
-            "thread_id": self.id, "role": role, "content": clean_text(content), **(owner or {}), **values})
+        message = self.env["agentic.ai.thread.message"].sudo()._append(
+            {"thread_id": self.id, "role": role, "content": clean_text(content), **(owner or {}), **values},
+            mark_call=mark_call)
         return message.sudo(False)
 
     def _owner(self):
@@ -249,9 +251,9 @@ class AgenticAiThread(models.Model):
         if call is None:
             call = self.env["agentic.ai.thread.message"].sudo().search(
                 [("thread_id", "=", self.id), ("tool_call_id", "=", tool_call_id), ("role", "=", "tool_call")])
-        call.sudo().write({"tool_status": status})
         return self._add_message(
-            "tool_result", content, owner, tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
+            "tool_result", content, owner, mark_call=(call, status) if call else None,
+            tool_call_id=tool_call_id, tool_name=tool_name, tool_status=status,
             tool_result_data=data_json or False,
             untrusted_content=bool(untrusted),
         )

@@ -14,6 +14,7 @@ from odoo.tools import mute_logger
 from ..engine.durable.audit import AuditTrail
 from ..engine.runtime import AgentRuntime
 from ..engine.turn.transcript import Transcript
+from ..llm import ToolCall
 from .common import AgenticCase, closed_port_url, tool_call
 
 
@@ -362,6 +363,48 @@ class TestAgentRuntime(AgenticCase):
         call = thread.message_ids.filtered(lambda m: m.role == "tool_call" and m.tool_name == "odoo_unlink")
         self.assertEqual(call.tool_status, "rejected")
         self.assertTrue(partner.exists())
+
+    def test_rows_the_engine_inserts_are_what_create_would_store(self):
+        """Transcript rows are one INSERT each (``_append``, issue 26 point
+        6): what Odoo's cache holds after it is the row as stored, the same
+        as ``create`` stores; the call a result answers is marked in the same
+        statement; the thread's cached messages include the new rows; a bad
+        row is refused before anything is written."""
+        Message = self.env["agentic.ai.thread.message"].sudo()
+        thread = self.new_thread()
+        self.assertFalse(thread.message_ids)  # read and cached before the rows
+        call = thread.add_tool_call(ToolCall(id="c1", name="odoo_search_read", arguments={"model": "res.partner"},
+                                             provider_data={"thoughtSignature": "s"}), content="looking")
+        result = thread.add_tool_result("c1", "odoo_search_read", "1 record", data={"records": [{"id": 7}]},
+                                        untrusted=True, call=call)
+        answer = thread.add_assistant_message("**done**", input_tokens=12, output_tokens=3, references=[{"a": 1}])
+        by_create = Message.create({"thread_id": thread.id, "role": "assistant", "content": "**done**",
+                                    "input_tokens": 12, "output_tokens": 3, "references": [{"a": 1}]})
+        self.assertEqual(thread.message_ids, call + result + answer + by_create)
+        stored = [name for name, field in Message._fields.items() if field.store]
+        rows = call + result + answer
+
+        def values(records):
+            return [{name: record[name] for name in stored} for record in records]
+        cached = values(rows)
+        html = answer.content_html
+        self.env.invalidate_all()
+        self.assertEqual(values(rows), cached, "the cache held the rows as stored")
+        self.assertEqual(answer.content_html, html)
+        self.assertEqual((call.tool_status, result.tool_status, result.untrusted_content), ("done", "done", True))
+        self.assertEqual((call.tool_provider_data, json.loads(result.tool_result_data)),
+                         ({"thoughtSignature": "s"}, {"records": [{"id": 7}]}))
+        made = {name: value for name, value in values(answer)[0].items()
+                if name not in ("id", "create_date", "write_date")}
+        self.assertEqual(made, {name: value for name, value in values(by_create)[0].items()
+                                if name not in ("id", "create_date", "write_date")})
+        self.assertEqual((answer.user_id, answer.company_id, answer.create_uid),
+                         (thread.user_id, thread.company_id, self.env.user))
+        for bad in ({"role": "not_a_role"}, {"role": "assistant", "not_a_field": 1},
+                    {"role": "tool_result", "tool_status": "maybe"}):
+            with self.subTest(bad=bad), self.assertRaises(ValueError):
+                thread._add_message(bad.pop("role"), "refused", **bad)
+        self.assertEqual(thread.message_ids, call + result + answer + by_create, "nothing was written")
 
     def test_rows_of_a_step_are_written_at_its_end_in_order(self):
         """The audit rows of an LLM call and the tool calls it asks for are
