@@ -137,15 +137,30 @@ class AgenticAiThreadMessage(models.Model):
         ``create`` does that matters here is done: the magic columns, the
         precomputed owner, the selections checked, every stored field put in
         the cache (the row is read at once: the transcript, the provenance,
-        the stream's event) and the thread's cached ``message_ids`` and
-        ``message_count`` invalidated. Overrides of ``create`` do not see
-        these rows. Raises ValueError on an unknown or not stored field, a
-        value a selection does not hold, or no thread or role."""
-        fields_, insert_into = self._insert_statement()
+        the stream's event), the row added to the thread's cached
+        ``message_ids`` and its ``message_count`` invalidated.
+
+        When another module gave the model a stored field this cannot fill
+        (a default, a stored compute, a required field), the rows go through
+        ``create`` and ``write`` as before (``_insert_statement``). Overrides
+        of ``create`` do not see the rows otherwise. Raises ValueError on an
+        unknown or not stored field, a value a selection does not hold, no
+        thread or role, or call rows of another model."""
+        fields_, insert_into, plain = self._insert_statement()
         unknown = set(values) - {field.name for field in fields_}
         if unknown or not values.get("thread_id") or not values.get("role"):
             raise ValueError(f"Cannot append a transcript row with {sorted(values)}: thread_id and role are "
                              f"required, and only stored fields are written (not {sorted(unknown)}).")
+        call, status = mark_call if mark_call is not None and mark_call[0] else (None, None)
+        if call is not None:
+            if call._name != self._name:
+                raise ValueError(f"The call a result answers is a transcript row, not {call._name}.")
+            call = call.sudo()
+            status = self._fields["tool_status"].convert_to_cache(status, self)
+        if not plain:
+            if call is not None:
+                call.write({"tool_status": status})
+            return self.create(values)
         row = dict(values)
         if "user_id" not in row or "company_id" not in row:
             thread = self.env["agentic.ai.thread"].sudo().browse(row["thread_id"])
@@ -157,12 +172,8 @@ class AgenticAiThreadMessage(models.Model):
         params = [None if (value := row.get(field.name)) is None else field.convert_to_column_insert(value, self)
                   for field in fields_]
         statement = f"{insert_into} VALUES ({', '.join(['%s'] * len(fields_))}) RETURNING id"
-        call = None
-        if mark_call is not None and mark_call[0]:
-            call, status = mark_call
-            call = call.sudo()
-            call.flush_recordset(["tool_status"])  # a write still pending would overwrite this one later
-            status = self._fields["tool_status"].convert_to_cache(status, self)
+        if call is not None:
+            call.flush_recordset()  # a write still pending on the call's row would land after this one
             statement = (f"WITH marked AS (UPDATE {SQL.identifier(self._table).code} SET tool_status = %s, "
                          f"write_uid = %s, write_date = %s WHERE id IN %s) {statement}")
             params = [status, uid, now, tuple(call.ids), *params]
@@ -173,19 +184,25 @@ class AgenticAiThreadMessage(models.Model):
         if call is not None:
             for name, value in (("tool_status", status), ("write_uid", uid), ("write_date", now)):
                 self._fields[name]._update_cache(call, value)
-        self.env["agentic.ai.thread"].browse(row["thread_id"]).invalidate_recordset(["message_ids",
-                                                                                     "message_count"])
+        # As ``_create`` does: the row joins its thread's cached message_ids (when they are in the cache).
+        self._fields["thread_id"]._update_inverses(message, cached[self._fields["thread_id"]])
+        self.env["agentic.ai.thread"].browse(row["thread_id"]).invalidate_recordset(["message_count"], flush=False)
         return message
 
     @tools.ormcache()
     def _insert_statement(self):
-        """``(fields, "INSERT INTO table (columns)")``: the stored fields of a
-        row (``id`` aside), in a fixed order, so that every row has the same
-        shape (absent values go in as NULL). Cached per registry."""
+        """``(fields, "INSERT INTO table (columns)", plain)``: the stored
+        fields of a row (``id`` aside), in a fixed order, so that every row
+        has the same shape (absent values go in as NULL), and whether
+        ``_append`` can write every one of them: none has a default, none is
+        computed but the owner (``user_id``, ``company_id``), none is
+        required but ``thread_id`` and ``role``. Cached per registry."""
         fields_ = [field for name, field in sorted(self._fields.items())
                    if field.store and field.column_type and name != "id"]
         columns = SQL(", ").join(SQL.identifier(field.name) for field in fields_)
-        return fields_, SQL("INSERT INTO %s (%s)", SQL.identifier(self._table), columns).code
+        plain = all(field.default is None and (not field.compute or field.name in ("user_id", "company_id"))
+                    and (not field.required or field.name in ("thread_id", "role")) for field in fields_)
+        return fields_, SQL("INSERT INTO %s (%s)", SQL.identifier(self._table), columns).code, plain
 
     def _get_arguments(self):
         """The stored arguments as a dict (``{}`` when they were not valid JSON)."""

@@ -375,8 +375,17 @@ class TestAgentRuntime(AgenticCase):
         self.assertFalse(thread.message_ids)  # read and cached before the rows
         call = thread.add_tool_call(ToolCall(id="c1", name="odoo_search_read", arguments={"model": "res.partner"},
                                              provider_data={"thoughtSignature": "s"}), content="looking")
-        result = thread.add_tool_result("c1", "odoo_search_read", "1 record", data={"records": [{"id": 7}]},
-                                        untrusted=True, call=call)
+        self.assertTrue(Message._insert_statement()[2], "the addon's own rows go in with SQL")
+        # A write pending on the call's row, as from a step before (its write_date then pending too): flushed before
+        # the row is marked, never after it.
+        self.env.flush_all()
+        self.env.cr.execute("UPDATE agentic_ai_thread_message SET write_date = write_date - interval '1 hour' "
+                            "WHERE id = %s", [call.id])
+        call.invalidate_recordset()
+        call.sudo().write({"content": "looking again"})
+        with self.assertNoLogs("odoo.fields", "ERROR"):  # Odoo's word on a cache value set over a pending write
+            result = thread.add_tool_result("c1", "odoo_search_read", "1 record", data={"records": [{"id": 7}]},
+                                            untrusted=True, call=call)
         answer = thread.add_assistant_message("**done**", input_tokens=12, output_tokens=3, references=[{"a": 1}])
         by_create = Message.create({"thread_id": thread.id, "role": "assistant", "content": "**done**",
                                     "input_tokens": 12, "output_tokens": 3, "references": [{"a": 1}]})
@@ -404,7 +413,10 @@ class TestAgentRuntime(AgenticCase):
                     {"role": "tool_result", "tool_status": "maybe"}):
             with self.subTest(bad=bad), self.assertRaises(ValueError):
                 thread._add_message(bad.pop("role"), "refused", **bad)
+        with self.assertRaises(ValueError):
+            thread.add_tool_result("c9", "odoo_search_read", "mislabelled", call=thread)
         self.assertEqual(thread.message_ids, call + result + answer + by_create, "nothing was written")
+        self.assertEqual(call.content, "looking again")
 
     def test_rows_of_a_step_are_written_at_its_end_in_order(self):
         """The audit rows of an LLM call and the tool calls it asks for are
