@@ -74,7 +74,8 @@ class AgenticAiThreadMessage(models.Model):
     # The thread's, set in the row's INSERT (precomputed), never changed: a thread's user and company are fixed
     # when it is created (agent_thread.FROZEN_FIELDS). Given by the engine, which read them once for the turn
     # (a commit empties Odoo's cache: the thread's row would be read again for each row, issue 26 point 6);
-    # else computed from the thread. Not writable by anyone but the engine (read-only access rights).
+    # else read from the thread (``_append``), or computed by ``create``. Not writable by anyone but the engine
+    # (read-only access rights).
     user_id = fields.Many2one("res.users", string="User", compute="_compute_owner", store=True, index=True,
                               precompute=True, readonly=False)
     company_id = fields.Many2one("res.company", string="Company", compute="_compute_owner", store=True,
