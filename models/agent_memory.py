@@ -24,6 +24,9 @@ _logger = logging.getLogger(__name__)
 
 DEFAULT_EPISODIC_DAYS = 30         # TTL of an episodic memory unless agentic_ai.memory_episodic_days says otherwise
 RECENCY_HALF_LIFE_DAYS = 30.0      # a memory untouched this long counts half as recent
+# A semantic memory's importance halves when it has not been stored again for this long (spec §8.1: long-term
+# memories persist, their importance decays): a preference or fact nobody restated in half a year weighs half.
+IMPORTANCE_HALF_LIFE_DAYS = 180.0
 WEIGHTS = (0.5, 0.3, 0.2)          # keyword match, importance, recency (spec §8.3)
 MAX_KEY_CHARS = 100
 MAX_CONTENT_CHARS = 2000
@@ -75,6 +78,18 @@ def recency_score(write_date, now) -> float:
     return math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
 
 
+def current_importance(importance, memory_type, write_date, now) -> float:
+    """The importance ``recall`` ranks by: a semantic memory's stored
+    ``importance`` halved every IMPORTANCE_HALF_LIFE_DAYS since it was last
+    written (``store`` again renews it; being recalled does not, or what is
+    recalled would never fade); episodic and procedural memories keep theirs
+    (an episode expires instead, a way of working stays). 0..1."""
+    if memory_type != "semantic":
+        return importance or 0.0
+    age_days = max(0.0, (now - (write_date or now)).total_seconds() / 86400.0)
+    return (importance or 0.0) * math.pow(0.5, age_days / IMPORTANCE_HALF_LIFE_DAYS)
+
+
 class AgenticAiMemory(models.Model):
     """One remembered item (see the module docstring).
 
@@ -109,13 +124,24 @@ class AgenticAiMemory(models.Model):
                                help="Only this agent recalls it; empty: every agent.")
     thread_id = fields.Many2one("agentic.ai.thread", string="Conversation", index="btree_not_null",
                                 ondelete="cascade", help="For a memory of one conversation: deleted with it.")
-    importance = fields.Float(default=0.5, help="From 0 to 1.")
+    importance = fields.Float(default=0.5, help="From 0 to 1, as stored.")
+    current_importance = fields.Float(
+        string="Importance Now", compute="_compute_current_importance",
+        help="What recall ranks by: a semantic memory's importance halves every 180 days since it was last stored; "
+             "other memories keep theirs.")
     access_count = fields.Integer(readonly=True, help="How many times it was recalled into a prompt.")
     last_accessed = fields.Datetime(readonly=True)
     expires_at = fields.Datetime(string="Expires", index="btree_not_null",
                                  help="Never recalled after this time; deleted by the daily Memory Cleanup.")
     source = fields.Char(help="Where it came from: the conversation it was learnt in, or the user.")
     company_id = fields.Many2one("res.company", default=lambda self: self.env.company, index=True)
+
+    @api.depends("importance", "memory_type", "write_date")
+    def _compute_current_importance(self):
+        now = fields.Datetime.now()
+        for memory in self:
+            memory.current_importance = current_importance(memory.importance, memory.memory_type, memory.write_date,
+                                                           now)
 
     @api.constrains("importance")
     def _check_importance(self):
@@ -261,8 +287,10 @@ class AgenticAiMemory(models.Model):
         rules apply as well (another user's memories are never returned).
 
         Score (spec §8.3): 0.5 × the share of the query's terms found in key
-        and content + 0.3 × importance + 0.2 × recency (write date, halving
-        every 30 days); ties by importance, then write date, newest first. A
+        and content + 0.3 × importance now (``current_importance``: a
+        semantic memory's halves every 180 days, spec §8.1) + 0.2 × recency
+        (write date, halving every 30 days); ties by importance now, then
+        write date, newest first. A
         memory that matches no term still ranks by importance and recency
         (a preference applies whatever is asked). Each memory returned has
         its ``access_count`` and ``last_accessed`` updated without changing
@@ -289,9 +317,10 @@ class AgenticAiMemory(models.Model):
         weights_kw, weights_imp, weights_rec = WEIGHTS
 
         def rank(memory):
+            importance = current_importance(memory.importance, memory.memory_type, memory.write_date, now)
             score = (weights_kw * keyword_score(terms, f"{memory.key}\n{memory.content}")
-                     + weights_imp * memory.importance + weights_rec * recency_score(memory.write_date, now))
-            return score, memory.importance, memory.write_date or now, memory.id
+                     + weights_imp * importance + weights_rec * recency_score(memory.write_date, now))
+            return score, importance, memory.write_date or now, memory.id
 
         best = self.browse([m.id for m in sorted(memories, key=rank, reverse=True)[:limit]])
         best._mark_accessed()

@@ -106,17 +106,41 @@ class TestMemory(AgenticCase):
         half = store("quotation template", "the short one", importance=0.5, user=self.user_a)  # 0.25 + 0.15 + 0.2
         important = store("favourite colour", "blue", importance=1.0, user=self.user_a)  # 0 + 0.3 + 0.2
         old = store("validity of a quotation", "30 days", importance=0.2, user=self.user_a)
-        self.env.cr.execute("UPDATE agentic_ai_memory SET write_date = now() - interval '60 days' WHERE id = %s",
-                            [old.id])  # recency 0.25: 0.5 + 0.06 + 0.05 = 0.61
+        self.env.cr.execute("UPDATE agentic_ai_memory SET write_date = now() - interval '30 days' WHERE id = %s",
+                            [old.id])  # recency 0.5, importance now 0.18: 0.5 + 0.053 + 0.1 = 0.65
         old.invalidate_recordset()
         recalled = self.Memory.recall("What is the quotation validity?", self.user_a, limit=10)
-        self.assertEqual(recalled, exact | old | half | important, "0.76 > 0.61 > 0.60 > 0.50")
+        self.assertEqual(recalled, exact | old | half | important, "0.76 > 0.65 > 0.60 > 0.50")
         self.assertEqual(list(recalled.ids), [exact.id, old.id, half.id, important.id])
         self.assertEqual(self.Memory.recall("quotation validity", self.user_a, limit=2).ids, [exact.id, old.id])
         # Equal scores: importance, then the newer write.
         tie_old = store("tie", "same words", importance=0.4, user=self.user_b)
         tie_new = store("tie again", "same words", importance=0.4, user=self.user_b)
         self.assertEqual(self.Memory.recall("same words", self.user_b).ids, [tie_new.id, tie_old.id])
+
+    def test_semantic_importance_halves_every_180_days_since_it_was_stored(self):
+        """Spec §8.1: a semantic memory's importance decays (half-life 180
+        days since it was last stored); a procedural one keeps it. Recall
+        ranks by the importance now; storing again renews it, being recalled
+        does not."""
+        store = self.Memory.store
+        fact = store("delivery carrier", "DHL", importance=0.8, user=self.user_a)
+        how = store("delivery checklist", "check the address first", memory_type="procedural", importance=0.8,
+                    user=self.user_a)
+        fresh = store("invoice language", "French", importance=0.5, user=self.user_a)
+        self.env.cr.execute("UPDATE agentic_ai_memory SET write_date = now() - interval '180 days' WHERE id IN %s",
+                            [(fact.id, how.id)])
+        (fact | how).invalidate_recordset()
+        self.assertEqual([round(m.current_importance, 3) for m in (fact, how, fresh)], [0.4, 0.8, 0.5])
+        self.assertEqual(fact.importance, 0.8, "the stored importance stays as it was given")
+        # No term matches: the importance now and the recency decide (0.5 * 0 + 0.3 * importance + 0.2 * recency):
+        # fresh 0.15 + 0.2, the procedure 0.24 + 0.003, the fact 0.12 + 0.003.
+        self.assertEqual(self.Memory.recall("weather", self.user_a, limit=10).ids, [fresh.id, how.id, fact.id])
+        fact.invalidate_recordset()
+        self.assertEqual(round(fact.current_importance, 3), 0.4, "recalled, not renewed")
+        store("delivery carrier", "DHL Express", importance=0.8, user=self.user_a)
+        self.assertEqual(round(fact.current_importance, 3), 0.8, "stored again, renewed")
+        self.assertEqual(self.Memory.recall("weather", self.user_a, limit=10).ids, [fact.id, fresh.id, how.id])
 
     def test_recall_chinese_by_bigrams(self):
         self.assertEqual(query_terms("报价单的有效期"), ["报价", "价单", "单的", "的有", "有效", "效期"])
