@@ -2,6 +2,7 @@ from odoo import api, fields, models, tools
 from odoo.exceptions import AccessError, UserError
 from odoo.tools import SQL
 
+from ..engine.guard.rate_limits import RateLimits
 from ..engine.turn.run_context import agent_settings, compile_tools
 
 DEFAULT_SYSTEM_PROMPT = """You are an AI assistant working inside the Odoo ERP of {company_name}.
@@ -111,6 +112,25 @@ class AgenticAiAgent(models.Model):
         string="Knowledge", help="Sources the agent answers from (spec 000 §9); retrieved text is untrusted content.")
     thread_ids = fields.One2many("agentic.ai.thread", "agent_id", string="Threads")
     thread_count = fields.Integer(compute="_compute_thread_count")
+    # The form's sixth tab (spec 000 §10.3; issue 27 point 6): what governs the agent's runs and is set elsewhere,
+    # read-only here. The safety rules are not an agent's: they apply to every agent, per user and group.
+    safety_rule_ids = fields.Many2many(
+        "agentic.ai.safety.rule", compute="_compute_safety_rule_ids", string="Safety Rules",
+        groups="agentic_ai.group_agentic_ai_operator",
+        help="The active safety rules (Configuration > Safety Rules): they apply to every agent, for the users and "
+             "groups each names, before a tool runs and on every create, write and unlink of its call.")
+    rate_requests_per_minute = fields.Integer(
+        compute="_compute_rate_limits", string="Requests per Minute per User",
+        help="Settings > AI Agents: LLM requests a user may make in a minute, with any agent; 0 = no limit.")
+    rate_requests_per_hour = fields.Integer(
+        compute="_compute_rate_limits", string="Requests per Hour per User",
+        help="Settings > AI Agents: LLM requests a user may make in an hour, with any agent; 0 = no limit.")
+    rate_cost_per_day_agent = fields.Float(
+        compute="_compute_rate_limits", string="Cost per Day of an Agent (USD)",
+        help="Settings > AI Agents: LLM cost this agent may spend in 24 hours, all users together; 0 = no limit.")
+    rate_cost_per_day_company = fields.Float(
+        compute="_compute_rate_limits", string="Cost per Day of the Company (USD)",
+        help="Settings > AI Agents: LLM cost a company may spend in 24 hours, all agents together; 0 = no limit.")
     company_id = fields.Many2one("res.company", default=lambda self: self.env.company)
 
     @api.depends("thread_ids")
@@ -119,6 +139,19 @@ class AgenticAiAgent(models.Model):
             [("agent_id", "in", self.ids)], ["agent_id"], ["__count"]))
         for agent in self:
             agent.thread_count = counts.get(agent, 0)
+
+    def _compute_safety_rule_ids(self):
+        rules = self.env["agentic.ai.safety.rule"].sudo().search([])  # active ones, in their sequence
+        for agent in self:
+            agent.safety_rule_ids = rules
+
+    def _compute_rate_limits(self):
+        limits = RateLimits.from_params(self.env["ir.config_parameter"].sudo().get_param)
+        for agent in self:
+            agent.rate_requests_per_minute = limits.requests_per_minute
+            agent.rate_requests_per_hour = limits.requests_per_hour
+            agent.rate_cost_per_day_agent = limits.cost_per_day_agent
+            agent.rate_cost_per_day_company = limits.cost_per_day_company
 
     @api.model_create_multi
     def create(self, vals_list):

@@ -8,6 +8,8 @@ Odoo validates each view's architecture when the module installs; these
 tests check the combinations an installation does not: an action with its
 view modes, its search view and its filters, loaded by the user who opens
 it."""
+from lxml import etree
+
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import TransactionCase, new_test_user, tagged
 
@@ -156,6 +158,36 @@ class TestBackendViews(TransactionCase):
         for price in ("input_price_per_million", "cache_read_price_per_million", "cache_write_price_per_million",
                       "output_price_per_million"):
             self.assertIn(f'name="{price}"', arch)
+
+
+    def test_agent_form_has_six_tabs_the_sixth_what_governs_its_runs(self):
+        """Spec 000 §10.3 (issue 27 point 6): the agent's form has six tabs;
+        the Safety tab holds its confirmation policy and budgets, the rate
+        limits of Settings and the active safety rules, read-only; the rules
+        only for those who may read them."""
+        view_id = self.env.ref("agentic_ai.agentic_ai_agent_view_form").id
+        Agent = self.env["agentic.ai.agent"]
+        arch = etree.fromstring(Agent.with_user(self.operator).get_view(view_id, "form")["arch"])
+        self.assertEqual([page.get("name") for page in arch.iter("page")],
+                         ["prompts", "tools", "models", "knowledge", "access", "safety"])
+        safety = arch.find(".//page[@name='safety']")
+        for name in ("require_confirmation", "max_cost_per_run", "rate_requests_per_minute", "safety_rule_ids"):
+            self.assertIsNotNone(safety.find(f".//field[@name='{name}']"), name)
+        self.assertNotIn("safety_rule_ids", Agent.with_user(self.ai_user).get_view(view_id, "form")["arch"])
+        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.max_requests_per_minute", "7")
+        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.max_cost_per_day_agent", "0")
+        Rule = self.env["agentic.ai.safety.rule"]
+        kept = Rule.create({"name": "No payroll", "scope": "model", "model_name": "hr.payslip"})
+        archived = Rule.create({"name": "Old rule", "scope": "model", "model_name": "res.partner", "active": False})
+        agent = self.env.ref("agentic_ai.agent_general_assistant").with_user(self.operator)
+        self.assertEqual((agent.rate_requests_per_minute, agent.rate_requests_per_hour, agent.rate_cost_per_day_agent,
+                          agent.rate_cost_per_day_company), (7, 200, 0.0, 50.0), "Settings' values, 0 for none")
+        self.assertIn(kept, agent.safety_rule_ids)
+        self.assertNotIn(archived, agent.safety_rule_ids)
+        for field in ("safety_rule_ids", "rate_requests_per_minute", "rate_cost_per_day_company"):
+            self.assertTrue(agent._fields[field].readonly, field)
+        with self.assertRaises(AccessError):
+            agent.with_user(self.ai_user).safety_rule_ids  # noqa: B018 - the read is the test
 
 
 @tagged("post_install", "-at_install")
