@@ -141,7 +141,7 @@ class AgenticAiAgent(models.Model):
             agent.thread_count = counts.get(agent, 0)
 
     def _compute_safety_rule_ids(self):
-        rules = self.env["agentic.ai.safety.rule"].sudo().search([])  # active ones, in their sequence
+        rules = self.env["agentic.ai.safety.rule"].search([("active", "=", True)])  # in their sequence
         for agent in self:
             agent.safety_rule_ids = rules
 

@@ -24,8 +24,9 @@ _logger = logging.getLogger(__name__)
 
 DEFAULT_EPISODIC_DAYS = 30         # TTL of an episodic memory unless agentic_ai.memory_episodic_days says otherwise
 RECENCY_HALF_LIFE_DAYS = 30.0      # a memory untouched this long counts half as recent
-# A semantic memory's importance halves when it has not been stored again for this long (spec §8.1: long-term
-# memories persist, their importance decays): a preference or fact nobody restated in half a year weighs half.
+# A semantic memory's importance halves with every this many days since it was last written, stored again or edited
+# (spec §8.1: long-term memories persist, their importance decays): a preference or fact nobody restated in half a
+# year weighs half. Shared (global) memories decay too.
 IMPORTANCE_HALF_LIFE_DAYS = 180.0
 WEIGHTS = (0.5, 0.3, 0.2)          # keyword match, importance, recency (spec §8.3)
 MAX_KEY_CHARS = 100
@@ -80,10 +81,11 @@ def recency_score(write_date, now) -> float:
 
 def current_importance(importance, memory_type, write_date, now) -> float:
     """The importance ``recall`` ranks by: a semantic memory's stored
-    ``importance`` halved every IMPORTANCE_HALF_LIFE_DAYS since it was last
-    written (``store`` again renews it; being recalled does not, or what is
-    recalled would never fade); episodic and procedural memories keep theirs
-    (an episode expires instead, a way of working stays). 0..1."""
+    ``importance`` times 0.5 ** (days since it was last written /
+    IMPORTANCE_HALF_LIFE_DAYS): ``store`` again, or an edit, renews it;
+    being recalled does not, or what is recalled would never fade.
+    Episodic and procedural memories keep theirs (an episode expires
+    instead, a way of working stays). 0..1."""
     if memory_type != "semantic":
         return importance or 0.0
     age_days = max(0.0, (now - (write_date or now)).total_seconds() / 86400.0)
@@ -127,8 +129,8 @@ class AgenticAiMemory(models.Model):
     importance = fields.Float(default=0.5, help="From 0 to 1, as stored.")
     current_importance = fields.Float(
         string="Importance Now", compute="_compute_current_importance",
-        help="What recall ranks by: a semantic memory's importance halves every 180 days since it was last stored; "
-             "other memories keep theirs.")
+        help="What recall ranks by: a semantic memory's importance halves with every 180 days since it was last "
+             "written (stored again or edited); other memories keep theirs. Lists sort by the stored importance.")
     access_count = fields.Integer(readonly=True, help="How many times it was recalled into a prompt.")
     last_accessed = fields.Datetime(readonly=True)
     expires_at = fields.Datetime(string="Expires", index="btree_not_null",

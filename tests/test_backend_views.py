@@ -174,18 +174,24 @@ class TestBackendViews(TransactionCase):
         for name in ("require_confirmation", "max_cost_per_run", "rate_requests_per_minute", "safety_rule_ids"):
             self.assertIsNotNone(safety.find(f".//field[@name='{name}']"), name)
         self.assertNotIn("safety_rule_ids", Agent.with_user(self.ai_user).get_view(view_id, "form")["arch"])
-        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.max_requests_per_minute", "7")
-        self.env["ir.config_parameter"].sudo().set_param("agentic_ai.max_cost_per_day_agent", "0")
+        for key, value in (("max_requests_per_minute", "7"), ("max_requests_per_hour", "70"),
+                           ("max_cost_per_day_agent", "0"), ("max_cost_per_day_company", "12.5")):
+            self.env["ir.config_parameter"].sudo().set_param(f"agentic_ai.{key}", value)
         Rule = self.env["agentic.ai.safety.rule"]
         kept = Rule.create({"name": "No payroll", "scope": "model", "model_name": "hr.payslip"})
         archived = Rule.create({"name": "Old rule", "scope": "model", "model_name": "res.partner", "active": False})
         agent = self.env.ref("agentic_ai.agent_general_assistant").with_user(self.operator)
         self.assertEqual((agent.rate_requests_per_minute, agent.rate_requests_per_hour, agent.rate_cost_per_day_agent,
-                          agent.rate_cost_per_day_company), (7, 200, 0.0, 50.0), "Settings' values, 0 for none")
+                          agent.rate_cost_per_day_company), (7, 70, 0.0, 12.5), "Settings' values, 0 for none")
         self.assertIn(kept, agent.safety_rule_ids)
         self.assertNotIn(archived, agent.safety_rule_ids)
-        for field in ("safety_rule_ids", "rate_requests_per_minute", "rate_cost_per_day_company"):
-            self.assertTrue(agent._fields[field].readonly, field)
+        # The confirmation policy is changed by AI administrators only: read-only in an operator's form.
+        for name in ("require_confirmation", "confirm_after_untrusted_content"):
+            fields_ = safety.findall(f".//field[@name='{name}']")
+            self.assertEqual([field.get("readonly") for field in fields_], ["1"], name)
+        admin_arch = etree.fromstring(Agent.with_user(self.ai_admin).get_view(view_id, "form")["arch"])
+        self.assertEqual([field.get("readonly") for field in admin_arch.iter("field")
+                          if field.get("name") == "require_confirmation"], [None], "an administrator changes it")
         with self.assertRaises(AccessError):
             agent.with_user(self.ai_user).safety_rule_ids  # noqa: B018 - the read is the test
 

@@ -106,8 +106,9 @@ class TestMemory(AgenticCase):
         half = store("quotation template", "the short one", importance=0.5, user=self.user_a)  # 0.25 + 0.15 + 0.2
         important = store("favourite colour", "blue", importance=1.0, user=self.user_a)  # 0 + 0.3 + 0.2
         old = store("validity of a quotation", "30 days", importance=0.2, user=self.user_a)
-        self.env.cr.execute("UPDATE agentic_ai_memory SET write_date = now() - interval '30 days' WHERE id = %s",
-                            [old.id])  # recency 0.5, importance now 0.18: 0.5 + 0.053 + 0.1 = 0.65
+        self.env.cr.execute("UPDATE agentic_ai_memory SET write_date = %s WHERE id = %s",
+                            [self.env.cr.now() - timedelta(days=30), old.id])  # recency 0.5, importance now 0.18:
+        # 0.5 + 0.053 + 0.1 = 0.65
         old.invalidate_recordset()
         recalled = self.Memory.recall("What is the quotation validity?", self.user_a, limit=10)
         self.assertEqual(recalled, exact | old | half | important, "0.76 > 0.65 > 0.60 > 0.50")
@@ -128,8 +129,8 @@ class TestMemory(AgenticCase):
         how = store("delivery checklist", "check the address first", memory_type="procedural", importance=0.8,
                     user=self.user_a)
         fresh = store("invoice language", "French", importance=0.5, user=self.user_a)
-        self.env.cr.execute("UPDATE agentic_ai_memory SET write_date = now() - interval '180 days' WHERE id IN %s",
-                            [(fact.id, how.id)])
+        self.env.cr.execute("UPDATE agentic_ai_memory SET write_date = %s WHERE id IN %s",  # naive UTC, as Odoo's
+                            [self.env.cr.now() - timedelta(days=180), (fact.id, how.id)])
         (fact | how).invalidate_recordset()
         self.assertEqual([round(m.current_importance, 3) for m in (fact, how, fresh)], [0.4, 0.8, 0.5])
         self.assertEqual(fact.importance, 0.8, "the stored importance stays as it was given")
