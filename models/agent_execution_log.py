@@ -12,6 +12,7 @@ from ..engine.guard.daily_costs import DAILY_COSTS
 from ..engine.text.clean_text import clean_text
 from ..llm.usage import FIGURES
 from ..tools.values.json_values import dumps
+from .sql_insert import insert_params, insert_statement
 
 _logger = logging.getLogger(__name__)
 
@@ -175,10 +176,7 @@ class AgenticAiExecutionLog(models.Model):
                     for action_type, thread, values in rows]
         fields, insert_into = self._insert_statement()
         one_row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-        params = [None if (value := row.get(field.name)) is None else field.convert_to_column_insert(value, self)
-                  for row in prepared for field in fields]
-        # The statement as text and its parameters, as Odoo's cursor takes them: an ``SQL`` object of a step's
-        # rows would check each of their ~50 parameters again for nothing.
+        params = [param for row in prepared for param in insert_params(self, fields, row)]
         self.env.cr.execute(f"{insert_into} VALUES {', '.join([one_row] * len(prepared))} RETURNING id", params)
         ids = [row_id for (row_id,) in self.env.cr.fetchall()]
         threads = self.env["agentic.ai.thread"].browse({row["thread_id"] for row in prepared if row["thread_id"]})
@@ -211,12 +209,9 @@ class AgenticAiExecutionLog(models.Model):
 
     @tools.ormcache()
     def _insert_statement(self):
-        """``(fields, "INSERT INTO table (columns)")``: the stored fields a row
-        is inserted with, in a fixed order, so that every row has the same
-        shape (absent values go in as NULL). Cached per registry."""
-        fields = [field for name, field in sorted(self._fields.items()) if field.store and name != "id"]
-        columns = SQL(", ").join(SQL.identifier(field.name) for field in fields)
-        return fields, SQL("INSERT INTO %s (%s)", SQL.identifier(self._table), columns).code
+        """``(fields, "INSERT INTO table (columns)")`` of a row
+        (models/sql_insert.py), cached per registry."""
+        return insert_statement(self)
 
     def _prepare_row(self, action_type, thread, values, now):
         """The column values of one row (JSON and text made storable)."""

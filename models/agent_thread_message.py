@@ -8,6 +8,7 @@ from odoo.tools import SQL
 from ..engine.durable.off_loop import off_loop
 from ..engine.text.markdown_render import render_markdown
 from ..tools.values.json_values import json_rows
+from .sql_insert import insert_params, insert_statement
 
 
 def _refuse_constant(name):
@@ -147,8 +148,8 @@ class AgenticAiThreadMessage(models.Model):
         of ``create`` do not see the rows otherwise. Raises ValueError on an
         unknown or not stored field, a value a selection does not hold, no
         thread or role, or call rows of another model."""
-        fields_, insert_into, plain = self._insert_statement()
-        unknown = set(values) - {field.name for field in fields_}
+        fields_, insert_into, plain, names = self._insert_statement()
+        unknown = values.keys() - names
         if unknown or not values.get("thread_id") or not values.get("role"):
             raise ValueError(f"Cannot append a transcript row with {sorted(values)}: thread_id and role are "
                              f"required, and only stored fields are written (not {sorted(unknown)}).")
@@ -170,8 +171,7 @@ class AgenticAiThreadMessage(models.Model):
         now, uid = self.env.cr.now(), self.env.uid
         row.update(create_uid=uid, write_uid=uid, create_date=now, write_date=now)
         cached = {field: field.convert_to_cache(row.get(field.name), self) for field in fields_}  # checks values
-        params = [None if (value := row.get(field.name)) is None else field.convert_to_column_insert(value, self)
-                  for field in fields_]
+        params = insert_params(self, fields_, row)
         statement = f"{insert_into} VALUES ({', '.join(['%s'] * len(fields_))}) RETURNING id"
         if call is not None:
             call.flush_recordset()  # a write still pending on the call's row would land after this one
@@ -192,18 +192,16 @@ class AgenticAiThreadMessage(models.Model):
 
     @tools.ormcache()
     def _insert_statement(self):
-        """``(fields, "INSERT INTO table (columns)", plain)``: the stored
-        fields of a row (``id`` aside), in a fixed order, so that every row
-        has the same shape (absent values go in as NULL), and whether
-        ``_append`` can write every one of them: none has a default, none is
-        computed but the owner (``user_id``, ``company_id``), none is
-        required but ``thread_id`` and ``role``. Cached per registry."""
-        fields_ = [field for name, field in sorted(self._fields.items())
-                   if field.store and field.column_type and name != "id"]
-        columns = SQL(", ").join(SQL.identifier(field.name) for field in fields_)
+        """``(fields, "INSERT INTO table (columns)", plain, names)``: the
+        statement of a row (models/sql_insert.py), whether ``_append`` can
+        write every one of its fields (none has a default, none is computed
+        but the owner, ``user_id`` and ``company_id``, none is required but
+        ``thread_id`` and ``role``), and the fields' names. Cached per
+        registry."""
+        fields_, insert_into = insert_statement(self)
         plain = all(field.default is None and (not field.compute or field.name in ("user_id", "company_id"))
                     and (not field.required or field.name in ("thread_id", "role")) for field in fields_)
-        return fields_, SQL("INSERT INTO %s (%s)", SQL.identifier(self._table), columns).code, plain
+        return fields_, insert_into, plain, frozenset(field.name for field in fields_)
 
     def _get_arguments(self):
         """The stored arguments as a dict (``{}`` when they were not valid JSON)."""
