@@ -6,9 +6,12 @@ agent's maximum). The runs go through the real loop and the scripted LLM
 over HTTP, like tests/test_plan_execute.py, whose set-up they share."""
 import json
 
-from odoo.tests import tagged
+from odoo.tests import new_test_user, tagged
 
-from .test_plan_execute import FOUR_STEPS, PlanCase, is_planner, is_synthesis, plan_reply, step, system_of
+from ..engine.memory_manager import MEMORY_HEADER, RAG_HEADER
+from ..engine.planner import CONTEXT_HEADER
+from .common import tool_call
+from .test_plan_execute import FOUR_STEPS, PlanCase, is_planner, is_replanner, is_synthesis, plan_reply, step, system_of
 
 
 @tagged("post_install", "-at_install")
@@ -103,3 +106,74 @@ class TestPlanner(PlanCase):
         self.assertIn("4 steps, more than this agent's limit of 3", result.reply)
         self.assertEqual(len(self.scenario.chat_requests()), 1)
 
+
+    # ------------------------------------------- issue 27 point 2: context
+    def test_plan_made_and_remade_with_the_agent_the_memories_and_the_knowledge(self):
+        """Spec 000 §4.3 step 1: the planning and replanning calls get the
+        turn's system prompt (the agent's instructions, the user's recalled
+        memories, the knowledge excerpts found, as data). The scripted
+        planner plans from what it is sent, as a model would: a stored
+        preference names the vendor, a knowledge excerpt adds a step; the
+        replanner after a failed step gets both again."""
+        self.agent.write({"enable_memory": True,
+                          "system_prompt": "You are the purchasing desk of {company_name}. Sign as Furniture Desk."})
+        asked = "Buy 10 Large Cabinet from our usual vendor, then receive them"
+
+        def plan_for(request):
+            system = system_of(request)
+            vendor = "Deco Addict" if "cabinets only from Deco Addict" in system else "the cheapest vendor"
+            steps = [{"description": f"Buy 10 Large Cabinet from {vendor}", "tool": ""}]
+            if "counted against the purchase order" in system:
+                steps.append({"description": "Count the cabinets against the purchase order", "tool": ""})
+            return plan_reply([*steps, {"description": "Receive the cabinets", "tool": ""}])
+
+        def run(*first_step):
+            self.script((plan_for, is_planner), *first_step)
+            self.scenario.add({"content": "Done."}, lambda r: "Do step " in system_of(r), uses=None)
+            self.scenario.add({"content": "Bought and received."}, is_synthesis)
+            thread, result = self.turn(asked)
+            self.assertEqual(result.state, "completed", result.reply)
+            return self.plan_of(thread).step_ids.sorted("sequence"), self.planner_requests()
+
+        steps, (request,) = run()
+        self.assertEqual(steps.mapped("description"),
+                         ["Buy 10 Large Cabinet from the cheapest vendor", "Receive the cabinets"])
+        self.assertIn("Sign as Furniture Desk.", system_of(request), "the agent's own instructions")
+        self.assertIn(f"purchasing desk of {self.env.company.name}", system_of(request), "filled in")
+        self.assertNotIn(MEMORY_HEADER, system_of(request))
+
+        self.env["agentic.ai.memory"].with_user(self.user).store(
+            "cabinet vendor", "Buys cabinets only from Deco Addict")
+        steps, (request,) = run()
+        self.assertEqual(steps.mapped("description"),
+                         ["Buy 10 Large Cabinet from Deco Addict", "Receive the cabinets"], "the preference")
+        self.assertIn(f"{MEMORY_HEADER}\n- cabinet vendor: Buys cabinets only from Deco Addict",
+                      system_of(request))
+
+        operator = new_test_user(self.env, "plan_operator",
+                                 groups="base.group_user,agentic_ai.group_agentic_ai_operator")
+        source = self.env["agentic.ai.knowledge.source"].with_user(operator).create({
+            "name": "Receiving Policy", "source_type": "text",
+            "raw_text": "Every delivery of furniture is counted against the purchase order before it is validated."})
+        source.sudo().agent_ids = self.agent
+        source.action_index()
+        self.run_knowledge_cron()
+        self.assertEqual(source.sudo().state, "indexed", source.sudo().error)
+        failing = tool_call("create_purchase_order", {"vendor": "No Such Vendor XYZ",
+                                                      "lines": [{"product": "Large Cabinet", "quantity": 10}]})
+        steps, (request,) = run((failing, step(1)), (plan_for, is_replanner))
+        self.assertEqual(steps.mapped("description"), [
+            "Buy 10 Large Cabinet from Deco Addict", "Buy 10 Large Cabinet from Deco Addict",
+            "Count the cabinets against the purchase order", "Receive the cabinets"],
+            "the excerpt's step in the replanned steps (the failed attempt kept, skipped)")
+        self.assertEqual(steps.mapped("state"), ["skipped", "completed", "completed", "completed"])
+        replanner = [r for r in self.scenario.chat_requests() if is_replanner(r)]
+        self.assertEqual(len(replanner), 1)
+        for call in (request, replanner[0]):
+            system = system_of(call)
+            self.assertIn(f"{RAG_HEADER}\n[1] Receiving Policy: Every delivery of furniture", system)
+            self.assertIn("- cabinet vendor: Buys cabinets only from Deco Addict", system)
+            self.assertIn("Sign as Furniture Desk.", system)
+            self.assertTrue(system.startswith("You are the planner"), "the planner's role first")
+            self.assertLess(system.index("You are the planner"), system.index(CONTEXT_HEADER))
+        self.assertIn("ran into a problem", system_of(replanner[0]))

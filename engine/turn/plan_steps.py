@@ -68,7 +68,7 @@ class PlanSteps:
         self.plan = plan
         self._checkpoint()
         parsed = None
-        for response, parsed in self.planner.generate_plan():
+        for response, parsed in self.planner.generate_plan(self.system_prompt):
             # No plan is an expected answer (the request needed none): a warning; a cut plan is an error.
             self.audit.record("plan_generated", success=bool(parsed.steps), llm_model=response.model,
                               level="info" if parsed.steps else "error" if parsed.cut else "warning",
@@ -200,7 +200,7 @@ class PlanSteps:
             self._step_done(plan)
             try:
                 parsed = self.planner.replan(plan.goal, plan.get_progress_summary(False), failed.description,
-                                                failed.error or "")
+                                             failed.error or "", self.system_prompt)
             except LLMUnavailable as exc:  # counted: a replanner that is down is not asked forever
                 parsed = ParsedPlan(problem=str(exc))
             steps = self._new_steps(plan, parsed.steps)
