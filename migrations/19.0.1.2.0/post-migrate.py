@@ -5,7 +5,7 @@ nulled by a deletion stays empty; a row whose company is gone goes to chain
 0), then are chained in id order."""
 from odoo import SUPERUSER_ID, api
 
-from odoo.addons.agentic_ai.engine import log_chain
+from odoo.addons.agentic_ai.engine.durable import log_chain
 
 
 def migrate(cr, version):
