@@ -2,7 +2,7 @@
     "name": "Agentic AI",
     "summary": "Autonomous AI agents that reason, plan and act across Sales, Purchase, Inventory, Accounting, HR "
                "and Manufacturing",
-    "version": "19.0.1.3.0",
+    "version": "19.0.1.4.0",
     "category": "Productivity",
     "author": "agentic_ai contributors",
     "website": "https://github.com/agentic-ai-odoo/agentic_ai",

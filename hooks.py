@@ -5,8 +5,10 @@ from .engine.knowledge.vector_store import drop_storage, ensure_extension
 
 def post_init_hook(env):
     """At install: the pgvector extension when the server offers it; the
-    knowledge search falls back to NumPy otherwise (engine/knowledge/vector_store.py)."""
+    knowledge search falls back to NumPy otherwise (engine/knowledge/vector_store.py).
+    The webhook API key of the spec (§11.2), not shown yet (Settings shows it once)."""
     ensure_extension(env.cr)
+    env["agentic.ai.webhook"]._ensure_api_key()
 
 
 def uninstall_hook(env):

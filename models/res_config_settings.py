@@ -1,7 +1,9 @@
 from odoo import api, fields, models
-from odoo.exceptions import ValidationError
+from odoo.exceptions import UserError, ValidationError
+from odoo.tools import SQL
 
 from ..engine.durable.queue import MAX_CONCURRENCY
+from .agent_webhook import API_KEY_PARAM, API_KEY_SHOWN_PARAM
 
 RATE_LIMIT_FIELDS = ("agentic_ai_max_requests_per_minute", "agentic_ai_max_requests_per_hour",
                      "agentic_ai_max_cost_per_day_agent", "agentic_ai_max_cost_per_day_company")
@@ -58,6 +60,66 @@ class ResConfigSettings(models.TransientModel):
         string="Follow runs by polling", config_parameter="agentic_ai.chat_polling",
         help="The chat queues each message and polls for the answer instead of streaming it token by token; "
              "turn on behind a proxy that buffers responses.")
+
+    agentic_ai_webhook_api_key_state = fields.Selection(
+        [("none", "No key"), ("new", "Not shown yet"), ("shown", "Shown")], string="Webhook API key",
+        compute="_compute_agentic_ai_webhook_api_key",
+        help="The spec's one webhook key (agentic_ai.webhook_api_key): generated at install, shown once.")
+    agentic_ai_webhook_api_key_integrations = fields.Integer(
+        string="Integrations accepting the webhook API key", compute="_compute_agentic_ai_webhook_api_key")
+
+    def _compute_agentic_ai_webhook_api_key(self):
+        params = self.env["ir.config_parameter"].sudo()
+        state = ("none" if not params.get_param(API_KEY_PARAM) else
+                 "shown" if params.get_param(API_KEY_SHOWN_PARAM) else "new")
+        count = self.env["agentic.ai.webhook"].sudo().search_count([("accept_api_key", "=", True)])
+        for settings in self:
+            settings.agentic_ai_webhook_api_key_state = state
+            settings.agentic_ai_webhook_api_key_integrations = count
+
+    def action_agentic_ai_show_webhook_api_key(self):
+        """Show the webhook API key generated at install, once (spec §11.2,
+        issue 27 point 1): the first Settings administrator who asks sees it;
+        later, only a new key can be shown (``..._rotate_...``). The key's row
+        is locked while deciding, so two administrators asking at once do
+        not both see it."""
+        self.env["ir.config_parameter"].check_access("write")  # Settings administrators
+        params = self.env["ir.config_parameter"].sudo()
+        self.env.cr.execute(SQL("SELECT 1 FROM ir_config_parameter WHERE key = %s FOR UPDATE", API_KEY_PARAM))
+        key = params.get_param(API_KEY_PARAM)
+        if not key or params.get_param(API_KEY_SHOWN_PARAM):
+            raise UserError(self.env._(
+                "The webhook API key was already shown, or there is none: generate a new one to see it."))
+        params.set_param(API_KEY_SHOWN_PARAM, "1")
+        return self._agentic_ai_show_key(key)
+
+    def action_agentic_ai_rotate_webhook_api_key(self):
+        """Generate a new webhook API key (the previous one stops working at
+        once) and show it, once."""
+        self.env["ir.config_parameter"].check_access("write")
+        key = self.env["agentic.ai.webhook"]._generate_api_key()
+        self.env["ir.config_parameter"].sudo().set_param(API_KEY_SHOWN_PARAM, "1")
+        return self._agentic_ai_show_key(key)
+
+    def _agentic_ai_show_key(self, key):
+        return {
+            "type": "ir.actions.act_window",
+            "res_model": "agentic.ai.webhook.secret.show",
+            "name": self.env._("Webhook API key"),
+            "views": [(False, "form")],
+            "target": "new",
+            "context": {"default_secret": key, "default_api_key": True},
+        }
+
+    def action_agentic_ai_webhook_api_key_integrations(self):
+        """The integrations that accept the webhook API key."""
+        return {
+            "type": "ir.actions.act_window",
+            "name": self.env._("Integrations accepting the webhook API key"),
+            "res_model": "agentic.ai.webhook",
+            "view_mode": "list,form",
+            "domain": [("accept_api_key", "=", True)],
+        }
 
     @api.constrains("agentic_ai_queue_retry_delay")
     def _check_queue_retry_delay(self):

@@ -40,6 +40,7 @@ from . import test_streaming
 from . import test_durable_runs
 from . import test_run_routes
 from . import test_webhooks
+from . import test_webhook_api_key
 from . import test_async_queue
 from . import test_async_queue_processor
 from . import test_route_probes

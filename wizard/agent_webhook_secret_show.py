@@ -2,7 +2,8 @@ from odoo import fields, models
 
 
 class AgenticAiWebhookSecretShow(models.AbstractModel):
-    """Shows a new webhook secret once (``agentic.ai.webhook.action_generate_secret``).
+    """Shows a new webhook secret once (``agentic.ai.webhook.action_generate_secret``),
+    or the webhook API key (``api_key``; Settings, ``res.config.settings``).
 
     Abstract, as Odoo's API key dialog (``res.users.apikeys.show``): the
     dialog is opened with the secret as a default value and never saved, so
@@ -13,3 +14,4 @@ class AgenticAiWebhookSecretShow(models.AbstractModel):
     id = fields.Id()  # needed by the form's onchange that returns the default values
     key_id = fields.Char(string="Webhook ID", readonly=True)
     secret = fields.Char(readonly=True)
+    api_key = fields.Boolean(readonly=True, help="The secret shown is the webhook API key of Settings.")

@@ -12,6 +12,12 @@ and sends, next to the body as is (never re-serialised):
     X-Agentic-Delivery:  the sender's id of this delivery, unique per integration
     X-Agentic-Signature: sha256=<64 hex digits>
 
+The spec's scheme (§11.2: one key, ``agentic_ai.webhook_api_key`` in
+``ir.config_parameter``) signs the same way with that key, and leaves out
+``X-Agentic-Webhook`` (the body, a JSON-RPC 2.0 call, names the agent);
+``X-Agentic-Delivery`` is optional there (a delivery is then known by what
+it signed). Both share the timestamp window and the replay guard.
+
 Plain Python (no Odoo): the controller passes the headers, the raw body and
 the server's clock (``now()``, the one place the time is read), so the checks
 run the same in a unit test with any ``now``. Nothing here logs: the caller
@@ -30,6 +36,7 @@ HEADER_SIGNATURE = "X-Agentic-Signature"
 
 TOLERANCE_SECONDS = 300  # a timestamp this far from the server's clock, either way, is refused
 SECRET_PREFIX = "whsec_"
+API_KEY_PREFIX = "whkey_"  # the spec's one key (agentic_ai.webhook_api_key)
 KEY_ID_PREFIX = "whk_"
 
 _TIMESTAMP_RE = re.compile(r"[0-9]{1,12}")
