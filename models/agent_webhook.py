@@ -35,6 +35,21 @@ def _data_block(name, data, max_chars):
     return f"{head}{text}{tail}"
 
 
+def _failed_check(secret, missing, timestamp, signature, delivery_id, body, at, delivery_optional=False):
+    """The name of the check a request signed with ``secret`` fails
+    (``missing`` when there is no secret; ``webhook_signature.failed_check``;
+    ``delivery malformed``, also for a missing delivery id unless
+    ``delivery_optional``), or None when it is authentic."""
+    if not secret:
+        return missing
+    failed = webhook_signature.failed_check(secret, timestamp, signature, body, at)
+    if failed:
+        return failed
+    if (delivery_id is not None or not delivery_optional) and not webhook_signature.valid_delivery(delivery_id):
+        return "delivery malformed"
+    return None
+
+
 class AgenticAiWebhook(models.Model):
     """An outside system allowed to trigger one agent over HTTP (spec 000
     §11.2, issue 10 point 5): ``/agentic_ai/webhook/trigger`` and
@@ -253,15 +268,8 @@ class AgenticAiWebhook(models.Model):
         """As ``_failed_check``, for a request signed with the API key:
         ``no API key`` when none is set; ``delivery_id`` may be None (no
         header), then the delivery is known by its digest."""
-        key = self._api_key()
-        if not key:
-            return "no API key"
-        failed = webhook_signature.failed_check(key, timestamp, signature, body, at)
-        if failed:
-            return failed
-        if delivery_id is not None and not webhook_signature.valid_delivery(delivery_id):
-            return "delivery malformed"
-        return None
+        return _failed_check(self._api_key(), "no API key", timestamp, signature, delivery_id, body, at,
+                             delivery_optional=True)
 
     @api.model
     def _for_api_key(self, agent_code=None, thread_id=None):
@@ -310,15 +318,7 @@ class AgenticAiWebhook(models.Model):
         ``webhook_signature.failed_check``, plus ``no secret`` and
         ``delivery malformed``), or None when it is authentic."""
         self.ensure_one()
-        secret = self._get_secret()
-        if not secret:
-            return "no secret"
-        failed = webhook_signature.failed_check(secret, timestamp, signature, body, at)
-        if failed:
-            return failed
-        if not webhook_signature.valid_delivery(delivery_id):
-            return "delivery malformed"
-        return None
+        return _failed_check(self._get_secret(), "no secret", timestamp, signature, delivery_id, body, at)
 
     def _receive(self, delivery_id, digest, message=None, data=None, thread_id=None):
         """Process one authentic delivery once. Returns ``(thread, duplicate)``:
