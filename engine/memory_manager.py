@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from ..llm import TokenTracker
 from ..llm.base import fenced_block
 from .durable.audit import AuditTrail
+from .guard import provider_rate
 from .text.clean_text import clean_text
 from .turn.llm_calls import Interrupted, LLMCaller, LLMUnavailable, retry_delay
 from .turn.run_context import provider_specs
@@ -298,7 +299,7 @@ class MemoryManager:
         """The extractor's answer text, or None when no provider answered
         (each attempt is logged by LLMCaller)."""
         caller = LLMCaller(_Providers(tuple(provider_specs(thread.agent_id))), audit, TokenTracker(),
-                           retry_delay(thread.env))
+                           retry_delay(thread.env), reserve=provider_rate.reserver(thread.env.cr.dbname))
         messages = [{"role": "system", "content": EXTRACTOR_PROMPT},
                     {"role": "user", "content": f"The conversation:\n\n{transcript}"}]
         try:

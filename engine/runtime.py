@@ -28,6 +28,7 @@ from .durable import durability, run_lease, step_commit, step_connection
 from .durable.audit import AuditTrail
 from .durable.wait_time import Waits
 from .executor import ExecutionResult, Executor
+from .guard import provider_rate
 from .guard.confirmation import ConfirmationRequest
 from .guard.provenance import Provenance, field_info_of
 from .guard.rate_limits import COST_KEYS, WindowUsage
@@ -79,7 +80,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         self.observer = Observer()
         self.tracker = TokenTracker()
         self.llm = LLMCaller(self.context, self.audit, self.tracker, retry_delay(self.env), emit=emit,
-                             should_stop=self._client_gone, waiting=self._waiting_on_model)
+                             should_stop=self._client_gone, waiting=self._waiting_on_model,
+                             reserve=provider_rate.reserver(self.env.cr.dbname))
         self.connection_waits = Waits()  # the waits for a connection, after the model's answers
         self.lock_waits = Waits()  # the locks of the thread's row, each statement whole (retries included)
         # Worded now: it is set while the model streams, when the run has no database connection.
@@ -677,6 +679,10 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
                 "This conversation is too long for the AI model:%(trimmed)s the request (with the tool definitions) "
                 "does not fit in the model's context window. Start a new conversation, or use a model with a larger "
                 "context window (set it on the LLM provider). %(errors)s", trimmed=trimmed, errors=errors)
+        elif exc.rate_limited:
+            reply = self.env._(
+                "The AI service is at the limit of requests a minute set on its provider (Rate Limit (RPM), shared by "
+                "every user), so your request was not completed: try again in a minute. %(errors)s", errors=errors)
         elif exc.refused:
             reply = self.env._("The AI service refused the request, so it was not completed. %(errors)s",
                                errors=errors)

@@ -5,6 +5,7 @@ import time
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
+from ..engine.guard import provider_rate
 from ..llm import DEFAULT_MAX_TOKENS, LLMError, ProviderConfig, get_adapter
 
 _logger = logging.getLogger(__name__)
@@ -28,6 +29,8 @@ class AgenticAiLlmProvider(models.Model):
     _context_window_not_negative = models.Constraint("CHECK(context_window >= 0)",
                                                      "The context window cannot be negative.")
     _timeout_positive = models.Constraint("CHECK(timeout_seconds > 0)", "The timeout must be positive.")
+    _rate_limit_not_negative = models.Constraint("CHECK(rate_limit_rpm >= 0)",
+                                                 "The rate limit cannot be negative (0 means no limit).")
 
     name = fields.Char(required=True)
     sequence = fields.Integer(default=10)
@@ -73,8 +76,12 @@ class AgenticAiLlmProvider(models.Model):
         default=True, help="Stream answers token by token to the chat's stream route; off for a server that "
                            "answers streamed requests badly (the answer then comes whole).")
     # Prices (cost_per_*_token, and the form's *_price_per_million): models/llm_provider_pricing.py.
-    rate_limit_rpm = fields.Integer(string="Rate Limit (RPM)",
-                                    help="Requests per minute allowed by the provider; 0 = no limit.")
+    rate_limit_rpm = fields.Integer(
+        string="Rate Limit (RPM)",
+        help="Requests a minute this provider allows, counted for every user, agent and worker together (the "
+             "service's own limit, unlike the per-user limits of Settings); 0 = no limit. When it is reached, the "
+             "agent's fallback provider is asked, else the request waits for a free slot (up to 20 seconds), "
+             "then says the limit was reached.")
     timeout_seconds = fields.Integer(
         default=120, help="HTTP timeout of one network wait of a call, in seconds. A run never waits past the time "
                           "Odoo gives one request (limit_time_real, limit_time_real_cron for the queue): raise those "
@@ -85,6 +92,9 @@ class AgenticAiLlmProvider(models.Model):
     extra_params = fields.Text(default="{}", groups="base.group_system",
                                help="JSON object merged into every request body.")
     company_id = fields.Many2one("res.company", default=lambda self: self.env.company)
+
+    def init(self):
+        provider_rate.ensure_table(self.env.cr)  # the providers' request counts (engine/guard/provider_rate.py)
 
     @api.constrains("provider_type", "api_base_url")
     def _check_api_base_url(self):

@@ -57,6 +57,7 @@ class AgenticAiLlmProviderPricing(models.Model):
     def init(self):
         """Providers made before the cache prices existed get their input
         price for both (a new column is NULL; a price written since never is)."""
+        super().init()
         self.env.cr.execute(SQL(
             "UPDATE %(table)s SET cost_per_cache_read_token = COALESCE(cost_per_cache_read_token, "
             "cost_per_input_token), cost_per_cache_write_token = COALESCE(cost_per_cache_write_token, "

@@ -29,6 +29,7 @@ from . import test_usage_hostile
 from . import test_chat_controller
 from . import test_business_flows
 from . import test_rate_limits
+from . import test_provider_rate
 from . import test_step_commit
 from . import test_run_lease
 from . import test_step_connection

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from odoo.tools import config
 
 from ...llm import LLMError, LLMResponse
+from ..guard import provider_rate
 from .run_context import ProviderSpec
 from .turn_limits import TurnLimitReached
 
@@ -59,10 +60,11 @@ class LLMUnavailable(Exception):
     ``refused``: each provider refused the request itself (a 4xx: a bad key,
     model or request), so trying again the same way will not help."""
 
-    def __init__(self, errors: list[str], refused: bool = False):
+    def __init__(self, errors: list[str], refused: bool = False, rate_limited: bool = False):
         super().__init__("; ".join(errors))
         self.errors = errors
         self.refused = refused
+        self.rate_limited = rate_limited  # every provider was at its own requests-a-minute limit
 
 
 class ContextOverflow(LLMUnavailable):
@@ -91,7 +93,12 @@ class LLMCaller:
     ``waiting()`` is a context manager entered for each answer's wait on
     the providers (retries and fallback included), inside which nothing of
     this class touches the database (the runtime gives its connection back
-    there: engine/durable/step_connection.py).
+    there: engine/durable/step_connection.py). ``reserve(provider) ->
+    seconds`` takes a slot of a provider's own requests-a-minute limit
+    before each request (engine/guard/provider_rate.py ``reserver``, on a
+    connection of its own): 0.0 when taken, else the seconds until one may
+    be; then the next provider is asked, or, for the last one, the request
+    waits up to ``provider_rate.MAX_WAIT_SECONDS`` (and the turn's time).
 
     One per turn: it counts the turn's answers and its clock starts when it
     is created, bounding every mode's turn to ``context.max_llm_calls``
@@ -99,8 +106,10 @@ class LLMCaller:
 
     def __init__(self, context, audit, tracker, retry_delay: float,
                  emit: Callable[[str, dict], None] | None = None, should_stop: Callable[[], bool] | None = None,
-                 waiting: Callable[[], AbstractContextManager] | None = None):
+                 waiting: Callable[[], AbstractContextManager] | None = None,
+                 reserve: Callable[[ProviderSpec], float] | None = None):
         self.context = context
+        self.reserve = reserve or (lambda provider: 0.0)
         self.waiting = waiting or nullcontext
         self.audit = audit
         self.tracker = tracker
@@ -164,13 +173,19 @@ class LLMCaller:
 
     def _answer(self, messages, schemas, normalize, relay) -> tuple[LLMResponse, list]:
         """``answer`` inside the wait: nothing here touches the database."""
-        errors, refusals, overflowed = [], 0, 0
-        for provider in self.context.providers:
+        errors, refusals, overflowed, limited = [], 0, 0, 0
+        providers = self.context.providers
+        for index, provider in enumerate(providers):
             if provider.adapter is None:
                 errors.append(f"{provider.name}: {provider.problem}")
                 continue
             last, stream = "", relay and self.emit and provider.adapter.config.supports_streaming
             for attempt in range(ATTEMPTS_PER_PROVIDER):
+                full = self._slot(provider, is_last=index == len(providers) - 1)
+                if full:
+                    last = full
+                    limited += 1
+                    break
                 started = time.monotonic()
                 timeout = provider.adapter.config.timeout
                 left = self.seconds_left()
@@ -215,7 +230,40 @@ class LLMCaller:
             errors.append("the agent has no LLM provider")
         if overflowed:
             raise ContextOverflow(errors)
-        raise LLMUnavailable(errors, refused=bool(refusals) and refusals == len(errors))
+        raise LLMUnavailable(errors, refused=bool(refusals) and refusals == len(errors),
+                             rate_limited=bool(limited) and limited == len(errors))
+
+    def _slot(self, provider: ProviderSpec, is_last: bool) -> str:
+        """Take a slot of ``provider``'s own requests-a-minute limit
+        (``rate_limit_rpm``) for one request: ``""`` when taken, else why
+        the provider is not asked (logged). Another provider follows: it is
+        asked at once; the last one is waited for, without a database
+        connection, up to ``provider_rate.MAX_WAIT_SECONDS`` and the time
+        the turn has left."""
+        wait = self.reserve(provider)
+        if not wait:
+            return ""
+        limit = provider.rate_limit_rpm
+        waited = 0.0
+        if is_last:
+            bound = provider_rate.MAX_WAIT_SECONDS
+            left = self.seconds_left()
+            if left is not None:
+                bound = min(bound, left - MIN_CALL_SECONDS)
+            bound = min(bound, self.context.max_run_seconds - (time.monotonic() - self.started) - MIN_CALL_SECONDS)
+            while wait and waited + wait <= bound:
+                time.sleep(wait)
+                waited += wait
+                wait = self.reserve(provider)
+            if not wait:
+                return ""
+        why = (f"{provider.name}: its limit of {limit} requests a minute (Rate Limit (RPM) on the provider) was "
+               + (f"still reached after waiting {waited:.0f} s" if is_last
+                  else "reached, so the next provider was asked"))
+        # Not an llm_call row: no request was sent, and those rows are the requests the per-user limits count.
+        self.audit.record("error", provider_id=provider.id, llm_model=provider.model, success=False,
+                          level="warning", error_message=why)
+        return why
 
     def _streamed(self, provider: ProviderSpec, messages: list[dict], schemas: list[dict],
                   started: float, timeout: float) -> LLMResponse:

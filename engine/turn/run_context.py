@@ -34,6 +34,7 @@ class ProviderSpec:
     problem: str = ""
     context_window: int = 0
     max_tokens: int = DEFAULT_MAX_TOKENS
+    rate_limit_rpm: int = 0  # the provider's own requests a minute, for every user (engine/guard/provider_rate.py)
 
     @property
     def input_budget(self) -> int:
@@ -223,4 +224,5 @@ def _provider(provider) -> ProviderSpec:
         problem = str(error)
     return ProviderSpec(id=provider.id, name=provider.name, model=provider.default_model,
                         prices=provider._prices(), adapter=adapter, problem=problem,
-                        context_window=provider.context_window, max_tokens=provider.max_tokens)
+                        context_window=provider.context_window, max_tokens=provider.max_tokens,
+                        rate_limit_rpm=max(0, provider.rate_limit_rpm or 0))

@@ -1,0 +1,159 @@
+"""A provider's own request limit (spec 000 §3.1 ``rate_limit_rpm``, issue
+27 point 5): counted for every user, agent and worker of the database
+together (engine/guard/provider_rate.py); when it is reached the agent's
+fallback provider answers, else the request waits for a free slot up to a
+bound, then the turn says the limit was reached. Runs through the real loop
+and the scripted LLM over HTTP; the concurrent slots are taken by threads on
+connections of their own, as workers do."""
+import threading
+import time
+
+from odoo import sql_db
+from odoo.modules.registry import Registry
+from odoo.tests import new_test_user, tagged
+from odoo.tools import SQL
+
+from ..engine.guard import provider_rate
+from ..engine.guard.provider_rate import WINDOW_SECONDS, decide
+from .common import AgenticCase
+
+
+@tagged("post_install", "-at_install")
+class TestProviderRate(AgenticCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.setup_users()
+        cls.env["ir.config_parameter"].sudo().set_param("agentic_ai.max_requests_per_minute", "1000")
+        cls.fallback = cls.provider.copy({"name": "Scripted fallback", "default_model": "fallback-model"})
+        cls.other_agent = cls.agent.copy({"name": "Second agent", "code": "second_agent_rate"})
+        cls.other_agent.action_activate()
+
+    def setUp(self):
+        super().setUp()
+        # The slots are committed on connections of their own, as in production: no count left by another test.
+        with Registry(self.env.cr.dbname).cursor() as cr:
+            cr.execute(SQL("DELETE FROM %s WHERE provider_id IN %s", SQL.identifier(provider_rate.TABLE),
+                           (self.provider.id, self.fallback.id)))
+
+    def models_asked(self):
+        return [request["model"] for request in self.scenario.chat_requests()]
+
+    # ------------------------------------------------------------- the count
+    def test_sliding_window_counts(self):
+        minute = 29_000_000  # a unix minute
+        start = minute * WINDOW_SECONDS
+        state = (0, 0, 0)
+        for n in range(3):
+            wait, *state = decide(3, *state, start + 10 + n)
+            self.assertEqual(wait, 0.0, f"request {n + 1} of 3")
+        self.assertEqual(state, [minute, 3, 0])
+        wait, *same = decide(3, *state, start + 20)
+        self.assertEqual(same, state, "a refused request changes nothing")
+        self.assertEqual(wait, 40.0 + WINDOW_SECONDS * (1 - 2 / 3), "next minute, once the 3 weigh less than 2")
+        # 15 s into the next minute the previous 3 weigh 2.25: no room; at 20 s, 2.0: room for one.
+        wait, *_ = decide(3, *state, start + WINDOW_SECONDS + 15)
+        self.assertAlmostEqual(wait, 5.0, places=1)
+        wait, *after = decide(3, *state, start + WINDOW_SECONDS + 20)
+        self.assertEqual((wait, after), (0.0, [minute + 1, 1, 3]))
+        wait, *after = decide(3, *state, start + 3 * WINDOW_SECONDS)
+        self.assertEqual((wait, after), (0.0, [minute + 3, 1, 0]), "an old row counts nothing")
+
+    def test_workers_at_once_take_exactly_the_limit(self):
+        """20 connections ask 5 slots each at once, limit 30: 30 are taken,
+        each refusal says how long to wait. The row lock orders them."""
+        provider = self.provider.copy({"name": "Shared", "rate_limit_rpm": 30})
+        taken, waits, errors = [], [], []
+        barrier = threading.Barrier(20)
+
+        def worker():
+            try:
+                # Not Registry(db).cursor(): the test runner holds the registries' lock (a worker does not).
+                with sql_db.db_connect(self.env.cr.dbname).cursor() as cr:
+                    barrier.wait(10)
+                    for _ in range(5):
+                        wait = provider_rate.reserve(cr, provider.id, 30)
+                        (waits if wait else taken).append(wait)
+            except Exception as error:  # noqa: BLE001 - reported by the assertion below
+                errors.append(repr(error))
+
+        threads = [threading.Thread(target=worker) for _ in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual(errors, [])
+        self.assertEqual((len(taken), len(waits)), (30, 70))
+        self.assertTrue(all(0 < wait <= 2 * WINDOW_SECONDS for wait in waits))
+
+    # ------------------------------------------------------------- in runs
+    def test_every_user_and_agent_counts_then_the_fallback_answers(self):
+        """Limit 2: two turns of two users on two agents take the slots; the
+        third turn is answered by the fallback provider, and the log says
+        why the provider was skipped."""
+        self.provider.rate_limit_rpm = 2
+        for agent in (self.agent, self.other_agent):
+            agent.fallback_provider_id = self.fallback
+        self.script({"content": "one"}, {"content": "two"}, {"content": "three"})
+        _thread, first = self.run_agent("hello", user=self.plain)
+        other_user = new_test_user(self.env, "rate_other", groups="base.group_user,agentic_ai.group_agentic_ai_user")
+        thread = self.other_agent.with_user(other_user).start_thread()
+        second = thread.with_user(other_user).send_message("hello")
+        thread, third = self.run_agent("hello", user=self.plain)
+        self.assertEqual([first.reply, second.reply, third.reply], ["one", "two", "three"])
+        self.assertEqual(self.models_asked(), ["scripted-model", "scripted-model", "fallback-model"])
+        skipped = thread.execution_log_ids.filtered(lambda row: row.action_type == "error")
+        self.assertEqual((skipped.provider_id, skipped.level), (self.provider, "warning"))
+        self.assertIn("its limit of 2 requests a minute", skipped.error_message)
+        self.assertIn("the next provider was asked", skipped.error_message)
+        llm_rows = thread.execution_log_ids.filtered(lambda row: row.action_type == "llm_call")
+        self.assertEqual(llm_rows.provider_id, self.fallback, "no llm_call row for the request not sent")
+
+    def test_without_fallback_the_turn_says_the_limit_was_reached(self):
+        """Limit 1, no fallback: the second turn would wait most of a
+        minute, longer than the bound: it ends at once, saying so."""
+        self.provider.rate_limit_rpm = 1
+        self.agent.fallback_provider_id = False
+        self.script({"content": "one"}, {"content": "never sent"})
+        _thread, first = self.run_agent("hello", user=self.plain)
+        _thread, second = self.run_agent("hello", user=self.plain)
+        self.assertEqual(first.reply, "one")
+        self.assertEqual((second.state, len(self.scenario.chat_requests())), ("error", 1))
+        self.assertIn("limit of requests a minute set on its provider", second.reply)
+        self.assertIn("its limit of 1 requests a minute", second.reply)
+        self.assertIn("still reached after waiting 0 s", second.reply)
+
+    def test_without_fallback_the_request_waits_for_a_slot(self):
+        """The provider's count set so that a slot frees about 2 seconds
+        later (the previous minute's requests sliding out): the turn waits
+        for it, without its connection, and is answered."""
+        limit = 1000
+        self.provider.rate_limit_rpm = limit
+        self.agent.fallback_provider_id = False
+        now = self.clock()
+        if now % WINDOW_SECONDS > WINDOW_SECONDS - 10:  # too near the next minute to slide within this one
+            time.sleep(WINDOW_SECONDS - now % WINDOW_SECONDS + 0.5)
+            now = self.clock()
+        elapsed = now % WINDOW_SECONDS
+        previous = round((limit - 1) / (1 - (elapsed + 2) / WINDOW_SECONDS))
+        minute = int(now // WINDOW_SECONDS)
+        wait, *_ = decide(limit, minute - 1, previous, 0, now)
+        self.assertTrue(1 < wait < 4, wait)
+        with Registry(self.env.cr.dbname).cursor() as cr:  # committed, as the runs' slots are
+            cr.execute(SQL(
+                "INSERT INTO %s (provider_id, minute, current, previous) VALUES (%s, %s, %s, 0) "
+                "ON CONFLICT (provider_id) DO UPDATE SET minute = EXCLUDED.minute, current = EXCLUDED.current, "
+                "previous = 0", SQL.identifier(provider_rate.TABLE), self.provider.id, minute - 1, previous))
+        self.script({"content": "answered after the wait"})
+        _thread, result = self.run_agent("hello", user=self.plain)
+        self.assertEqual(result.reply, "answered after the wait")
+        with Registry(self.env.cr.dbname).cursor() as cr:
+            cr.execute(SQL("SELECT minute, current FROM %s WHERE provider_id = %s",
+                           SQL.identifier(provider_rate.TABLE), self.provider.id))
+            self.assertEqual(cr.fetchone(), (minute, 1), "the slot taken after the wait")
+
+    def clock(self):
+        """The database server's clock, unix seconds (the one the slots are counted by)."""
+        self.env.cr.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())")
+        return float(self.env.cr.fetchone()[0])
