@@ -230,7 +230,7 @@ class Executor:
         # What the user approved: the operations shown (and those the call declares).
         approved = (*approved_operations, *self._declared_operations(spec, params, touched)) if confirmed else ()
         operations = OperationGuard(spec.name, self.context.rules, self.context.blocked_models, approved, self.env)
-        snapshot, sources, trace = None, [], []
+        snapshot, sources, trace, done = None, [], [], ()
         try:
             # Reads too: a query the server refuses (a domain the ORM passes on as
             # it is) aborts the transaction unless it runs in a savepoint.
@@ -251,6 +251,7 @@ class Executor:
                 commit_durably(self.env.cr)
             result = ExecutionResult(True, data=data, untrusted=tuple(sources))
             snapshot = _fitted(operations.snapshots, operations.snapshot_overflow)
+            done = operations.operations_done()
         except Exception as exc:
             if raise_conflicts and isinstance(exc, PG_CONCURRENCY_EXCEPTIONS_TO_RETRY) and not operations.refusals:
                 raise StepConflict(tool_name, exc) from exc  # rolled back to the savepoint; the step is tried again
@@ -265,7 +266,7 @@ class Executor:
             if not is_refusal(error, spec.function):  # a tool bug must not end the run; logged with its traceback
                 _logger.exception("Tool %s failed unexpectedly", tool_name)
                 return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot, level="error")
-        return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot)
+        return self._record(tool_name, params, touched, started, result, tool_call_id, snapshot, done=done)
 
     def _dry_run(self, spec: ToolSpec, params: dict, lookups_only: bool = False) -> tuple[
             ExecutionResult | None, list[dict]]:
@@ -426,12 +427,16 @@ class Executor:
         return f"{label}{message}{suffix}"
 
     def _record(self, tool_name: str, params, touched: tuple[str, ...], started: float, result: ExecutionResult,
-                tool_call_id: str, snapshot: list | None = None, level: str = "") -> ExecutionResult:
+                tool_call_id: str, snapshot: list | None = None, level: str = "", done=()) -> ExecutionResult:
         """``result`` with its duration, after writing its audit row;
         ``snapshot`` the values the call's writes and deletes changed
         (``OperationGuard.snapshots``). The row's ``level``: ``info`` for a
         success, else ``level`` (``error`` for a tool that broke) or
-        ``warning`` (refused by Odoo or our rules, or the model's mistake)."""
+        ``warning`` (refused by Odoo or our rules, or the model's mistake).
+        ``done``: the ORM operations of a call whose changes were kept
+        (``OperationGuard.operations_done``), each an ``orm_operation`` row
+        after the call's, with its tool and call id (spec §3.7); the rows
+        of a step are written together (engine/durable/audit.py)."""
         duration_ms = int((time.monotonic() - started) * 1000)
         if not result.success and level != "error":
             # Odoo's refusals (access, validation), ours, the model's mistakes: one line, no traceback.
@@ -454,4 +459,7 @@ class Executor:
             duration_ms=duration_ms,
             level="info" if result.success else level or "warning",
         )
+        for operation in done:
+            self.audit.record("orm_operation", tool_name=tool_name, tool_call_id=tool_call_id or False,
+                              success=True, level="info", **operation)
         return ExecutionResult(result.success, result.data, result.error, duration_ms, untrusted=result.untrusted)

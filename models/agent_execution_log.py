@@ -76,10 +76,12 @@ class AgenticAiExecutionLog(models.Model):
         help="Set when the tool call ran as the agent's Run As User (set by an administrator) instead of the "
              "requesting user: its rights, not the requester's, applied.")
     company_id = fields.Many2one("res.company", readonly=True, ondelete="set null")
-    # Spec §3.7 also names orm_operation: it comes with the ORM-level safety checks.
     action_type = fields.Selection([
         ("llm_call", "LLM Call"),
         ("tool_execution", "Tool Execution"),
+        # One per kind of create, write or unlink a kept tool call made (business code's included), after the
+        # call's row, with its tool_call_id (engine/guard/operation_guard.py ``operations_done``).
+        ("orm_operation", "ORM Operation"),
         ("confirmation_request", "Confirmation Request"),
         ("confirmation_response", "Confirmation Response"),
         ("plan_generated", "Plan Generated"),
@@ -88,6 +90,10 @@ class AgenticAiExecutionLog(models.Model):
     ], required=True, index=True, readonly=True)
     tool_name = fields.Char(readonly=True, index=True)
     tool_call_id = fields.Char(readonly=True, help="Id of the call in the conversation transcript.")
+    orm_operation_ids = fields.Many2many(
+        "agentic.ai.execution.log", compute="_compute_orm_operation_ids", string="ORM Operations",
+        help="The creates, writes and deletes this tool call made, its business code's included: one row per "
+             "model, operation and fields, with the records' ids.")
     model_name = fields.Char(readonly=True, help="Odoo model the action touched.")
     record_ids = fields.Char(readonly=True, help="Ids of the records touched, as JSON.")
     provider_id = fields.Many2one("agentic.ai.llm.provider", readonly=True, ondelete="set null")
@@ -248,6 +254,27 @@ class AgenticAiExecutionLog(models.Model):
 
     def write(self, vals):
         raise UserError(self.env._("Execution logs are immutable."))
+
+    def _compute_orm_operation_ids(self):
+        """A tool call's ``orm_operation`` rows: those of its conversation
+        and call id written after it, before the next row of that call id
+        that is not one (a call run again after a confirmation has its
+        own). Read with the reader's rights, as the call's row is."""
+        calls = self.filtered(lambda row: row.action_type == "tool_execution" and row.tool_call_id)
+        (self - calls).orm_operation_ids = False
+        if not calls:
+            return
+        rows = self.search([("tool_call_id", "in", list(set(calls.mapped("tool_call_id")))),
+                            ("id", ">", min(calls.ids))], order="id")
+        for call in calls:
+            operations = []
+            for row in rows:
+                if row.id <= call.id or row.tool_call_id != call.tool_call_id or row.thread_id != call.thread_id:
+                    continue
+                if row.action_type != "orm_operation":
+                    break
+                operations.append(row.id)
+            call.orm_operation_ids = self.browse(operations)
 
     @api.ondelete(at_uninstall=False)
     def _unlink_only_by_purge(self):

@@ -2,6 +2,7 @@ from . import test_agent_runtime
 from . import test_run_settings
 from . import test_security
 from . import test_audit_chain
+from . import test_orm_operation_log
 from . import test_safety_rules
 from . import test_untrusted_content
 from . import test_provenance

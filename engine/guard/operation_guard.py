@@ -21,6 +21,10 @@ fields, for a delete every stored field, of every record, whoever the
 business code runs as (the snapshot is read in the operation's own
 environment, and only AI administrators read it in the log).
 
+Each create, write and unlink that returned is noted (``note_done``): a
+call kept is logged with one ``orm_operation`` row per kind of operation
+under its ``tool_execution`` row (spec §3.7, issue 27 point 4).
+
 Reads, and the allow lists, are judged before the tool runs, on what the
 call declares (engine/safety.py): Odoo's business code reads many models,
 and writes some (chatter, stock moves), on its own."""
@@ -55,6 +59,8 @@ PORTAL_MODELS = frozenset({"portal.wizard", "portal.wizard.user", "portal.share"
 OUTGOING_MODELS = frozenset({"mail.mail", "mail.compose.message", "sms.sms", "sms.composer", "mail.mass_mailing"})
 OUTGOING_MESSAGE_TYPES = frozenset({"comment", "email", "email_outgoing"})
 MAX_SNAPSHOT_RECORDS = 200  # records whose values one tool call keeps; beyond, only their ids
+MAX_LOGGED_OPERATIONS = 100  # orm_operation rows of one tool call (kinds of operation); beyond, one row counts them
+MAX_LOGGED_IDS = 1000  # record ids kept per orm_operation row; beyond, the count only
 
 
 class OperationRefused(Exception):
@@ -99,6 +105,9 @@ class OperationGuard:
         self.snapshots: list[dict] = []   # before_snapshot: [{"model", "id", "values"}] in order
         self.snapshot_overflow = 0         # records changed beyond MAX_SNAPSHOT_RECORDS
         self.changes = 0                   # creates, writes and unlinks let through
+        # What was done (spec §3.7 orm_operation): (model, operation, field names) -> record ids, in the order
+        # first done; each create, write and unlink that returned, business code's own included.
+        self.done: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
 
     def check(self, records, operation: str, values: dict) -> None:
         """Raise OperationRefused if ``operation`` (create/write/unlink) on
@@ -116,6 +125,34 @@ class OperationGuard:
         if operation != "create":
             self._snapshot(records, None if operation == "unlink" else list(values))
         self.changes += 1
+
+    def note_done(self, records, operation: str, field_names) -> None:
+        """Note a create, write or unlink of ``records`` (setting
+        ``field_names``) that returned: the rows ``operations_done`` gives.
+        New records of a form's onchange (no database id) are left out."""
+        ids = [id_ for id_ in records._ids if isinstance(id_, int)]
+        if ids:
+            self.done.setdefault((records._name, operation, tuple(sorted(field_names))), []).extend(ids)
+
+    def operations_done(self) -> list[dict]:
+        """The call's ORM operations as the execution log keeps them (one
+        ``orm_operation`` row each): ``{"model_name", "record_ids",
+        "input_data": {"operation", "fields", "count"}}`` per kind of
+        operation (model, operation and fields), in the order first done,
+        each record once; at most MAX_LOGGED_OPERATIONS kinds and
+        MAX_LOGGED_IDS ids a row, the rest counted (``"more_ids"``, and a
+        last row ``{"more_operations": n}``)."""
+        rows = []
+        for (model, operation, field_names), ids in list(self.done.items())[:MAX_LOGGED_OPERATIONS]:
+            ids = list(dict.fromkeys(ids))
+            data = {"operation": operation, "fields": list(field_names), "count": len(ids)}
+            if len(ids) > MAX_LOGGED_IDS:
+                data["more_ids"] = len(ids) - MAX_LOGGED_IDS
+            rows.append({"model_name": model, "record_ids": ids[:MAX_LOGGED_IDS], "input_data": data})
+        if len(self.done) > MAX_LOGGED_OPERATIONS:
+            rows.append({"model_name": False, "record_ids": None,
+                         "input_data": {"more_operations": len(self.done) - MAX_LOGGED_OPERATIONS}})
+        return rows
 
     def _ask_confirmation(self, records, operation: str, values: dict) -> None:
         """Raise ConfirmationNeeded for changes that always ask."""
