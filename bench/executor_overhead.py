@@ -24,8 +24,8 @@ database left by ``make test``); everything is rolled back, and the
 thread it made is removed at the end.
 """
 import statistics
-import time
 
+from odoo.addons.agentic_ai.bench.interleaved import rounds_of
 from odoo.addons.agentic_ai.engine.durable.audit import AuditTrail
 from odoo.addons.agentic_ai.engine.executor import Executor
 from odoo.addons.agentic_ai.engine.turn.run_context import build_run_context
@@ -91,24 +91,7 @@ def report(title, rounds):
 kinds = {"direct": direct, "alone": piped_alone, "step": step_with_call, "empty step": step_without_call}
 
 
-def one_call(fn) -> float:
-    """ms of one call of ``fn``, in a transaction that is then rolled back (untimed)."""
-    started = time.perf_counter()
-    fn()
-    elapsed = (time.perf_counter() - started) * 1000
-    env.cr.rollback()
-    return elapsed
-
-
-for _ in range(50):  # warm-up
-    for fn in kinds.values():
-        one_call(fn)
-single = {name: [] for name in kinds}
-for _ in range(ROUNDS * CALLS):
-    for name, fn in kinds.items():
-        single[name].append(one_call(fn))
-rounds = [{name: statistics.median(values[i * CALLS:(i + 1) * CALLS]) for name, values in single.items()}
-          for i in range(ROUNDS)]
+rounds = rounds_of(env.cr, kinds, ROUNDS, CALLS, warmup=50)
 report(f"a call per transaction, kinds interleaved ({ROUNDS * CALLS} calls of each kind, medians of {ROUNDS} "
        f"rounds):", rounds)
 thread.unlink()

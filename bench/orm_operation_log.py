@@ -17,8 +17,8 @@ does:
 Run with ``bash bench/run.sh orm_operation_log`` (the ``agentic_test``
 database left by ``make test``; nothing stays)."""
 import statistics
-import time
 
+from odoo.addons.agentic_ai.bench.interleaved import rounds_of
 from odoo.addons.agentic_ai.engine.durable.audit import AuditTrail
 from odoo.addons.agentic_ai.engine.executor import Executor
 from odoo.addons.agentic_ai.engine.turn.run_context import build_run_context
@@ -68,23 +68,7 @@ def empty_step():
 kinds = {"direct": direct, "step": step, "step without the rows": lambda: step(False), "empty step": empty_step}
 
 
-def one_call(fn) -> float:
-    started = time.perf_counter()
-    fn()
-    elapsed = (time.perf_counter() - started) * 1000
-    env.cr.rollback()
-    return elapsed
-
-
-for _ in range(10):  # warm-up
-    for fn in kinds.values():
-        one_call(fn)
-single = {name: [] for name in kinds}
-for _ in range(ROUNDS * CALLS):
-    for name, fn in kinds.items():
-        single[name].append(one_call(fn))
-rounds = [{name: statistics.median(values[i * CALLS:(i + 1) * CALLS]) for name, values in single.items()}
-          for i in range(ROUNDS)]
+rounds = rounds_of(env.cr, kinds, ROUNDS, CALLS, warmup=10)
 median = {name: statistics.median(r[name] for r in rounds) for name in kinds}
 
 
