@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.first_token import FIRST_TEXT_EVENT, direct_turn, odoo_turn, quantiles  # noqa: E402 - after the path is set
+from dev.chat_page import CHAT_HELPERS  # noqa: E402
 from dev.odoo_process import OdooServer, odoo_shell  # noqa: E402
 from dev.scripted_llm import Scenario, ScriptedLLMServer  # noqa: E402
 
@@ -60,47 +61,31 @@ AGENT = "General ERP Assistant"
 # epoch ms of the DOM update showing the first streamed text and of the
 # frame painting it, then the end of the turn (no Stop button, no cursor,
 # the answer saved).
-TURN_JS = """
-(async (agent, text) => {
-    const until = async (test, what, ms = 60000) => {
-        const end = Date.now() + ms;
-        while (!test()) {
-            if (Date.now() > end) { throw new Error("timeout waiting for " + what); }
-            await new Promise((r) => setTimeout(r, 10));
-        }
-    };
-    const $ = (selector) => document.querySelector(selector);
-    await until(() => $(".o_agentic_ai_new_thread") && !$(".o_agentic_ai_stop"), "an idle chat");
-    $(".o_agentic_ai_new_thread").click();
-    await until(() => $("select.o_agentic_ai_agent_select:enabled") && !$(".o_agentic_ai_bubble"),
-                "a new conversation");
-    const select = $("select.o_agentic_ai_agent_select");
-    select.value = [...select.options].find((o) => o.text.trim() === agent).value;
-    select.dispatchEvent(new Event("change", { bubbles: true }));
+TURN_JS = f"""
+(async (agent, text) => {{
+{CHAT_HELPERS}
+    await newConversation(agent);
     const chat = $(".o_agentic_ai_chat");
-    const painted = new Promise((resolve) => {
-        const observer = new MutationObserver(() => {
+    const painted = new Promise((resolve) => {{
+        const observer = new MutationObserver(() => {{
             const bubble = chat.querySelector(".o_agentic_ai_streaming .o_agentic_ai_text");
-            if (bubble && bubble.textContent.trim()) {
+            if (bubble && bubble.textContent.trim()) {{
                 observer.disconnect();
                 const now = () => performance.timeOrigin + performance.now();
                 const dom = now();
                 // The callback runs before the frame that shows the text; the
                 // task queued from it runs once that frame is painted.
-                requestAnimationFrame(() => setTimeout(() => resolve({ dom, paint: now() })));
-            }
-        });
-        observer.observe(chat, { childList: true, subtree: true, characterData: true });
-    });
-    const input = $(".o_agentic_ai_input");
-    input.value = text;
-    input.dispatchEvent(new Event("input", { bubbles: true }));
-    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+                requestAnimationFrame(() => setTimeout(() => resolve({{ dom, paint: now() }})));
+            }}
+        }});
+        observer.observe(chat, {{ childList: true, subtree: true, characterData: true }});
+    }});
+    typeAndSend(text);
     const at = await painted;
     await until(() => !$(".o_agentic_ai_stop") && !$(".o_agentic_ai_cursor")
                       && $(".o_agentic_ai_bubble_assistant[data-message-id]"), "the end of the turn");
     return at;
-})
+}})
 """
 
 
@@ -194,14 +179,17 @@ def main() -> None:
         # empty threads for the relay turns (bench/step_overhead_prep.py).
         threads = json.loads(odoo_shell(DB, (ROOT / "bench" / "step_overhead_prep.py").read_text(), "THREADS", {
             "BENCH_LLM_URL": llm.base_url, "BENCH_HISTORY": "0", "BENCH_STEPS": "1",
-            "BENCH_REPEATS": str(TURNS)}))["0,1"]
+            "BENCH_REPEATS": str(TURNS + 1)}))["0,1"]
         with httpx.Client(timeout=60) as direct:
             direct_turn(llm, direct)  # warm-up
             baseline = [direct_turn(llm, direct) for _ in range(TURNS)]
         with OdooServer(DB) as server:
-            with server.client(timeout=60) as client:
-                odoo_turn(llm, client, threads.pop(), words)  # warm-up
-                relay = [odoo_turn(llm, client, thread_id, words)[0] for thread_id in threads[:TURNS]]
+            relay = []
+            for index, (thread_id, login) in enumerate(threads[:TURNS + 1]):  # each thread is its own user's
+                with server.client(login, login, timeout=60) as client:
+                    delay = odoo_turn(llm, client, thread_id, words)[0]
+                if index:  # the first is a warm-up
+                    relay.append(delay)
             painted = browser_turns(llm, server)
     finally:
         llm.stop()

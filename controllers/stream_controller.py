@@ -1,11 +1,14 @@
 """``/agentic_ai/chat/stream`` (spec 000 §11.1, §10.2; issue 10 point 2):
-a run streamed to the client as server-sent events.
+a run streamed to the client as server-sent events; ``GET`` follows the
+current run of a thread (``chat_stream_follow``, what an EventSource opens,
+issue 27 point 3).
 
 The client POSTs JSON (the message never travels in a URL), and the
 response is the stream: ``token`` events as the provider writes, then
 ``message``, ``tool_call``, ``tool_result``, ``confirmation_request`` as
 rows are stored, ``error`` when the run fails, and a final ``done`` with
 the run's result. ``: ping`` comments come at most every 15 s of silence.
+A row's event carries the row's id (``id:``).
 
 Body: ``{"thread_id": int, "message": str}`` to send a message, or
 ``{"thread_id": int, "approve": bool, "confirmation_id": int, "tool_call_id":
@@ -18,24 +21,33 @@ POST from cross-site requests (as for Odoo's JSON-RPC routes).
 The run works on a cursor of its own in a thread of its own (the
 request's cursor is closed before the body is sent, ODOO19.md §4),
 commits each finished step, and stops at its next step boundary when the
-client goes away (case BR-30): its partial answer and usage are kept and
+client goes away and nobody follows it within the grace (case BR-30,
+engine/doors/event_relay.py): its partial answer and usage are kept and
 the thread ends ``interrupted``."""
 import json
 import logging
+import queue
 import threading
+import time
 
 import odoo
 from odoo import api, http
-from odoo.exceptions import UserError
+from odoo.exceptions import MissingError, UserError
 from odoo.http import Response, request
 from odoo.service import server as odoo_server  # its ``server``: this process's, set when it started
 
-from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay
+from ..engine.doors import event_relay
+from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay, sse
 from ..engine.durable import step_commit, step_connection
 from ..engine.durable.wait_time import Waits
 from .chat_controller import AgenticAiChatController as Chat
 
 _logger = logging.getLogger(__name__)
+
+FOLLOW_POLL_SECONDS = 0.5   # between two reads of a followed thread's rows
+FOLLOW_SECONDS = 300.0      # a GET stream ends after this; an EventSource reconnects where it was
+FOLLOW_BATCH = 200          # rows read at once
+FOLLOW_RETRY_MS = 1000      # an EventSource's wait before it reconnects (the SSE "retry:" field)
 
 STREAM_HEADERS = [
     ("Cache-Control", "no-cache"),
@@ -96,10 +108,37 @@ class AgenticAiStreamController(http.Controller):
             thread, job = self._prepare(params)
         except UserError as exc:  # AccessError 403, MissingError 404, LockError 409: the kind, never the words
             return _json_error(_status_of(exc), str(exc))
-        relay = EventRelay(self._heartbeat())
+        relay = EventRelay(self._heartbeat(), thread_id=thread.id)
         run = _runner(request.env.cr.dbname, request.env.uid, dict(request.env.context), thread.id, job)
         return Response(relay.stream(run, name=f"agentic-ai-thread-{thread.id}"), status=200,
                         mimetype="text/event-stream", headers=STREAM_HEADERS, direct_passthrough=True)
+
+    @http.route("/agentic_ai/chat/stream", type="http", auth="user", methods=["GET"])
+    def chat_stream_follow(self, thread_id=None, last_event_id=None, **_query):
+        """Follow the current run of thread ``thread_id`` (issue 27 point 3,
+        spec §10.2: what an EventSource opens, the chat after a cut): the
+        rows stored after ``Last-Event-ID`` (the header an EventSource sends
+        when it reconnects; the ``last_event_id`` query parameter on a first
+        connection; 0: every row), each with its id, then those the run adds,
+        with its tokens when it runs in this process, then ``done`` once the
+        thread is neither queued nor executing. Nothing is started: runs
+        start by POST, and no message travels in a URL. The rows are read on
+        a short connection of its own every ``FOLLOW_POLL_SECONDS``, none
+        held in between; after ``FOLLOW_SECONDS`` the response ends without
+        ``done`` and an EventSource reconnects where it was. Errors as the
+        POST's, before anything is sent."""
+        if held_worker():
+            return _json_error(503, WORKER_REFUSAL, code="stream_not_on_this_worker")
+        header = request.httprequest.headers.get("Last-Event-ID")
+        try:
+            thread = Chat._get_thread(thread_id)
+            after = Chat._int_param("last_event_id", header.strip() if header is not None else (last_event_id or 0))
+        except UserError as exc:
+            return _json_error(_status_of(exc), str(exc))
+        env = request.env
+        body = _following(env.cr.dbname, env.uid, dict(env.context), thread.id, after, self._heartbeat())
+        return Response(body, status=200, mimetype="text/event-stream", headers=STREAM_HEADERS,
+                        direct_passthrough=True)
 
     @staticmethod
     def _prepare(params):
@@ -162,3 +201,90 @@ def _runner(dbname, uid, context, thread_id, job):
                                 "wait_core_queued_seconds": round(result.wait_core_queued_seconds
                                                                   + waits.core_queued, 4)})
     return run
+
+
+def _caught_up(dbname, uid, context, thread_id, after):
+    """``(events, end)`` of thread ``thread_id`` as user ``uid`` sees it,
+    on a connection of its own for the length of one read: ``events`` the
+    rows after id ``after`` as their stream events (at most
+    FOLLOW_BATCH), ``end`` the ``done`` data once the thread is neither
+    queued nor executing (else None)."""
+    with step_connection.pool_cursor(dbname) as cr:
+        env = api.Environment(cr, uid, context)
+        thread = env["agentic.ai.thread"].browse(thread_id)
+        rows = env["agentic.ai.thread.message"].search([("thread_id", "=", thread_id), ("id", ">", after)],
+                                                       order="id", limit=FOLLOW_BATCH)
+        events = []
+        for row, data in zip(rows, rows._payloads(), strict=True):
+            name = {"tool_call": "tool_call", "tool_result": "tool_result",
+                    "confirmation_request": "confirmation_request"}.get(row.role, "message")
+            if name == "confirmation_request":
+                data = {**data, "confirmation": thread.get_pending_confirmation() or None}
+            events.append((name, data))
+        end = None
+        if thread.state not in ("queued", "executing") and len(rows) < FOLLOW_BATCH:
+            last = env["agentic.ai.thread.message"].search(
+                [("thread_id", "=", thread_id), ("role", "in", ("user", "assistant"))], order="id desc", limit=1)
+            end = {"thread_id": thread_id, "state": thread.state, "error": thread.last_error or None,
+                   "reply": last.content if last.role == "assistant" else None, "followed": True}
+        return events, end
+
+
+def _following(dbname, uid, context, thread_id, after, heartbeat):
+    """The body of the GET stream (see ``chat_stream_follow``): a generator
+    of server-sent events that holds no database connection between its
+    reads, and reads the tokens of a run of this process from its relay
+    (``event_relay.follow``), whose attachment keeps that run going after
+    its own client left (BR-30's grace)."""
+    last, end_of_run = after, None
+    follower = event_relay.follow(thread_id)
+    started = silent_since = time.monotonic()
+    try:
+        yield f"retry: {FOLLOW_RETRY_MS}\n: following\n\n".encode()
+        while True:
+            try:
+                events, end = _caught_up(dbname, uid, context, thread_id, last)
+            except (UserError, MissingError) as exc:  # the thread is gone, or no longer the user's
+                yield sse("error", {"message": str(exc)})
+                yield sse("done", {"thread_id": thread_id, "state": None, "error": str(exc), "followed": True})
+                return
+            for name, data in events:
+                if data["id"] > last:
+                    last = data["id"]
+                    yield sse(name, data)
+            if events:
+                silent_since = time.monotonic()
+            if end is not None and (follower is None or end_of_run is not None):
+                yield sse("done", {**end, **(end_of_run or {}), "followed": True})
+                return
+            if len(events) == FOLLOW_BATCH:
+                continue
+            if time.monotonic() - started > FOLLOW_SECONDS:
+                return  # an EventSource reconnects with the last id it received
+            deadline = time.monotonic() + FOLLOW_POLL_SECONDS
+            while follower is not None and end_of_run is None and time.monotonic() < deadline:
+                try:
+                    item = follower.queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                if item is None:
+                    end_of_run = end_of_run or {}
+                    break
+                name, data = item
+                if name == "done":
+                    end_of_run = {key: value for key, value in data.items() if key in ("state", "reply", "error")}
+                elif name in event_relay.ROW_EVENTS:
+                    if isinstance(data, dict) and isinstance(data.get("id"), int) and data["id"] > last:
+                        last = data["id"]
+                        yield sse(name, data)
+                else:  # tokens, plan updates, errors: as they come
+                    yield sse(name, data)
+                silent_since = time.monotonic()
+            if follower is None or end_of_run is not None:
+                time.sleep(max(0.0, deadline - time.monotonic()))
+            if time.monotonic() - silent_since >= heartbeat:
+                silent_since = time.monotonic()
+                yield b": ping\n\n"
+    finally:
+        if follower is not None:
+            follower.close()

@@ -5,7 +5,8 @@
 # Exits non-zero on any lint finding, failure, error, skipped test, install
 # error, or when no test ran. Unless the run is targeted
 # (AGENTIC_AI_TEST_TAGS), it then runs dev/durability_check.sh (a real
-# worker killed mid-tool; AGENTIC_AI_SKIP_DURABILITY=1 skips it) and, unless
+# worker killed mid-tool; AGENTIC_AI_SKIP_DURABILITY=1 skips it), dev/stream_resume_check.sh (a chat
+# whose stream is cut mid-answer, in a real browser; AGENTIC_AI_SKIP_STREAM_RESUME=1 skips it) and, unless
 # AGENTIC_AI_SKIP_SUBSETS=1, dev/app_subsets.sh, and unless
 # AGENTIC_AI_SKIP_NUMPY=1, dev/numpy_pass.sh (the knowledge test classes,
 # AGENTIC_AI_NUMPY_TAGS, again on a copy of the database without pgvector,
@@ -66,11 +67,13 @@ check() {
     fi
 }
 CONNECTIONS=${LOG%.log}-connections.out QUEUE_JOB=${LOG%.log}-queue-job.out
-REAL_SERVER=${LOG%.log}-real-server.out
+REAL_SERVER=${LOG%.log}-real-server.out STREAM_RESUME=${LOG%.log}-stream-resume.out
 # The knowledge search again with the pgvector extension really absent.
 check AGENTIC_AI_SKIP_NUMPY "$NUMPY" numpy numpy_pass.sh
 # A run that survives its worker, checked with a real server process killed mid-tool.
 check AGENTIC_AI_SKIP_DURABILITY "$DURABILITY" durability durability_check.sh
+# A chat whose stream is cut mid-answer, in a real browser on a real server: followed again, or polled.
+check AGENTIC_AI_SKIP_STREAM_RESUME "$STREAM_RESUME" stream-resume stream_resume_check.sh
 # 200 streams at once on the gevent server of a real multi-process Odoo, against PostgreSQL's 100 connections.
 check AGENTIC_AI_SKIP_CONNECTIONS "$CONNECTIONS" connections connections_check.sh
 # Queued messages through OCA queue_job and its job runner, on a real multi-process Odoo.
@@ -94,6 +97,7 @@ read -r real_passed real_failed <<<"$(counts "$REAL_SERVER")"
 read -r connections_passed connections_failed <<<"$(counts "$CONNECTIONS")"
 read -r numpy_passed numpy_failed <<<"$(counts "$NUMPY")"
 read -r queue_job_passed queue_job_failed <<<"$(counts "$QUEUE_JOB")"
+read -r resume_passed resume_failed <<<"$(counts "$STREAM_RESUME")"
 # What failed, named just above the summary line (a CI that shows only the output's end still shows it).
 failures() {  # failures NAME FILE FAILED: the lines of FILE that say what failed
     [ "$3" = 0 ] && return
@@ -104,12 +108,13 @@ failures lint "$LINT" "$lint_failed"
 failures suite "$SUITE" "$suite_failed"
 failures numpy "$NUMPY" "$numpy_failed"
 failures durability "$DURABILITY" "$durability_failed"
+failures stream-resume "$STREAM_RESUME" "$resume_failed"
 failures connections "$CONNECTIONS" "$connections_failed"
 failures queue_job "$QUEUE_JOB" "$queue_job_failed"
 failures real-server "$REAL_SERVER" "$real_failed"
 failures subsets "$SUBSETS" "$subsets_failed"
-echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + connections_passed + queue_job_passed \
-    + real_passed + subsets_passed)) passed," "$((lint_failed + suite_failed + numpy_failed + durability_failed \
-    + connections_failed + queue_job_failed + real_failed + subsets_failed)) failed"
-[ "$suite_rc" = 0 ] && [ "$((lint_failed + numpy_failed + durability_failed + connections_failed + queue_job_failed \
-    + real_failed + subsets_failed))" = 0 ]
+echo "$((lint_passed + suite_passed + numpy_passed + durability_passed + resume_passed + connections_passed \
+    + queue_job_passed + real_passed + subsets_passed)) passed," "$((lint_failed + suite_failed + numpy_failed \
+    + durability_failed + resume_failed + connections_failed + queue_job_failed + real_failed + subsets_failed)) failed"
+[ "$suite_rc" = 0 ] && [ "$((lint_failed + numpy_failed + durability_failed + resume_failed + connections_failed \
+    + queue_job_failed + real_failed + subsets_failed))" = 0 ]

@@ -39,6 +39,7 @@ from . import test_off_loop
 from . import test_access_matrix
 from . import test_isolation_matrix
 from . import test_streaming
+from . import test_stream_follow
 from . import test_durable_runs
 from . import test_run_routes
 from . import test_webhooks

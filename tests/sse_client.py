@@ -10,28 +10,30 @@ import requests
 
 class SSEEvent:
     """One event: ``name`` (``comment`` for ``: ...`` lines), ``data``
-    (parsed JSON, or the comment's text) and ``received_at``
-    (``time.monotonic()``)."""
+    (parsed JSON, or the comment's text), ``id`` (its ``id:`` field, or
+    None) and ``received_at`` (``time.monotonic()``)."""
 
-    def __init__(self, name, data):
-        self.name, self.data, self.received_at = name, data, time.monotonic()
+    def __init__(self, name, data, event_id=None):
+        self.name, self.data, self.id, self.received_at = name, data, event_id, time.monotonic()
 
     def __repr__(self):
         return f"SSEEvent({self.name!r}, {str(self.data)[:80]!r})"
 
 
 def parse_block(block: str) -> SSEEvent:
-    name, data, comments = "message", [], []
+    name, data, comments, event_id = "message", [], [], None
     for line in block.split("\n"):
         if line.startswith(":"):
             comments.append(line[1:].strip())
+        elif line.startswith("id:"):
+            event_id = line[3:].strip()
         elif line.startswith("event:"):
             name = line[6:].strip()
         elif line.startswith("data:"):
             data.append(line[5:].strip())
     if not data:
         return SSEEvent("comment", " ".join(comments))
-    return SSEEvent(name, json.loads("\n".join(data)))
+    return SSEEvent(name, json.loads("\n".join(data)), event_id)
 
 
 class SSEStream:
@@ -67,6 +69,24 @@ def open_stream(case, body, path="/agentic_ai/chat/stream", headers=None, timeou
         response = requests.Session.request(
             case.opener, "POST", case.base_url() + path, data=data, stream=True, timeout=timeout,
             headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            yield SSEStream(response)
+        finally:
+            response.close()
+
+
+@contextmanager
+def follow_stream(case, thread_id, last_event_id=None, header=None, timeout=30):
+    """GET the stream route for ``thread_id`` as an EventSource does (the
+    authenticated test session): ``last_event_id`` as the query parameter,
+    ``header`` as ``Last-Event-ID``; yields the SSEStream."""
+    case.env.flush_all()
+    case.env.invalidate_all()
+    params = {"thread_id": thread_id, **({"last_event_id": last_event_id} if last_event_id is not None else {})}
+    headers = {"Accept": "text/event-stream", **({"Last-Event-ID": str(header)} if header is not None else {})}
+    with case.allow_requests():
+        response = requests.Session.request(case.opener, "GET", case.base_url() + "/agentic_ai/chat/stream",
+                                            params=params, stream=True, timeout=timeout, headers=headers)
         try:
             yield SSEStream(response)
         finally:

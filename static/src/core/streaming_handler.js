@@ -11,11 +11,17 @@ import { SSEParser } from "./sse_parser";
  * `onToolResult(row)`, `onPlanUpdate(data)`, `onConfirmationRequest(row)`,
  * `onError({message})`, `onDone(result)`.
  *
- * A turn is never sent twice. When the stream drops, or no byte arrives
- * within `firstByteTimeout` ms (a proxy that buffers), the handler polls
- * `/agentic_ai/chat/poll` after the last row it saw until the thread is done;
- * rows polled are handed to the same callbacks (the caller drops ids it
- * already has). When the stream route answers that streaming is unavailable
+ * A turn is never sent twice. When the stream drops, the handler follows
+ * the run again with an EventSource on `GET /agentic_ai/chat/stream`
+ * (issue 27 point 3), from the last row it saw (`last_event_id`, then the
+ * `Last-Event-ID` the EventSource sends on its own reconnections): the rows
+ * it missed, then the run's events, and `done`. When that cannot be opened
+ * (an HTTP worker answers 503, a proxy refuses it) or fails
+ * `maxFollowFailures` times in a row, and when no byte arrives within
+ * `firstByteTimeout` ms (a proxy that buffers), the handler polls
+ * `/agentic_ai/chat/poll` after the last row it saw until the thread is done.
+ * Rows followed or polled are handed to the same callbacks (the caller drops
+ * ids it already has). When the stream route answers that streaming is unavailable
  * (no JSON error: the route is missing or a proxy failed) before anything
  * ran, the message goes through `chat/send_async` (an answer to a
  * confirmation through `confirm/approve_async` or `confirm/reject_async`) and
@@ -29,6 +35,16 @@ export const STREAM_URL = "/agentic_ai/chat/stream";
 
 /** Statuses of a JSON refusal by the route itself: nothing ran, nothing to poll. */
 const REFUSALS = new Set([400, 403, 404, 409, 415]);
+
+/** The events of the stream, as an EventSource is told to listen to them. */
+const STREAM_EVENTS = [
+    "token",
+    "message",
+    "tool_call",
+    "tool_result",
+    "plan_update",
+    "confirmation_request",
+];
 
 const ROW_EVENTS = {
     user: "message",
@@ -55,7 +71,10 @@ export class StreamingHandler {
         firstByteTimeout = 10000,
         pollInterval = 1000,
         streaming = true,
+        maxFollowFailures = 3,
     }) {
+        this.maxFollowFailures = maxFollowFailures;
+        this.source = null;
         this.streaming = streaming;
         this.threadId = threadId;
         this.afterId = afterId;
@@ -96,6 +115,14 @@ export class StreamingHandler {
     abort() {
         this.aborted = true;
         this.controller.abort();
+        this.closeSource();
+    }
+
+    closeSource() {
+        if (this.source) {
+            this.source.close();
+            this.source = null;
+        }
     }
 
     async start(body, fallback) {
@@ -116,8 +143,8 @@ export class StreamingHandler {
                 return;
             }
             // No answer at all: whether the run started is unknown, so it is
-            // looked up, never sent again.
-            return this.poll(String(error));
+            // followed or looked up, never sent again.
+            return this.follow(String(error));
         }
         if (
             !response.ok ||
@@ -213,8 +240,85 @@ export class StreamingHandler {
             return;
         }
         if (!timedOut) {
-            return this.poll("the stream ended before its done event");
+            return this.follow("the stream ended before its done event");
         }
+    }
+
+    /**
+     * Follow the run with an EventSource from the last row seen; poll when
+     * it cannot be opened, fails `maxFollowFailures` times in a row, or
+     * opens no byte within `firstByteTimeout` ms. Resolves once done.
+     */
+    follow(reason = "") {
+        if (this.mode !== "stream" || typeof EventSource === "undefined") {
+            return this.poll(reason);
+        }
+        this.mode = "follow";
+        if (this.callbacks.onFollowing) {
+            this.callbacks.onFollowing(reason);
+        }
+        const query = new URLSearchParams({
+            thread_id: this.threadId,
+            last_event_id: this.afterId,
+        });
+        const source = new EventSource(`${STREAM_URL}?${query}`, { withCredentials: true });
+        this.source = source;
+        return new Promise((resolve) => {
+            let opened = false;
+            let failures = 0;
+            const end = (next) => {
+                clearTimeout(timer);
+                if (this.source === source) {
+                    this.closeSource();
+                }
+                source.close();
+                resolve(next && next());
+            };
+            const giveUp = (why) => end(() => this.poll(why));
+            const timer = setTimeout(() => {
+                if (!opened) {
+                    giveUp("the run could not be followed again");
+                }
+            }, this.firstByteTimeout);
+            source.addEventListener("open", () => {
+                opened = true;
+                failures = 0;
+            });
+            const read = (name) => (event) => {
+                if (this.aborted || this.finished) {
+                    return end();
+                }
+                let data;
+                try {
+                    data = JSON.parse(event.data);
+                } catch {
+                    return;
+                }
+                this.dispatch({ name, data });
+                if (name === "done") {
+                    end();
+                }
+            };
+            for (const name of [...STREAM_EVENTS, "done"]) {
+                source.addEventListener(name, read(name));
+            }
+            // "error" is both the server's event (with data) and the EventSource's own failure (without).
+            source.addEventListener("error", (event) => {
+                if (event.data !== undefined) {
+                    return read("error")(event);
+                }
+                if (this.aborted || this.finished) {
+                    return end();
+                }
+                failures += 1;
+                if (
+                    source.readyState === EventSource.CLOSED ||
+                    failures >= this.maxFollowFailures
+                ) {
+                    giveUp("the run could not be followed again");
+                }
+            });
+        });
     }
 
     dispatch(event) {
@@ -265,6 +369,7 @@ export class StreamingHandler {
         }
         this.finished = true;
         this.controller.abort();
+        this.closeSource();
         if (this.callbacks.onDone) {
             this.callbacks.onDone(result);
         }
