@@ -50,9 +50,10 @@ GOAL_MS = 50.0
 FIRST_TEXT_EVENT = 1  # index in requests[i]["stream"]["sent_at"]: event 0 is the role delta
 
 
-def prepare(llm_url: str) -> list[int]:
+def prepare(llm_url: str) -> list[list]:
     """Point the default agent at the scripted server (bench/step_overhead_prep.py)
-    and return ``TURNS + 1`` empty threads of the administrator."""
+    and return ``TURNS + 1`` empty threads, ``[thread id, login]``, each of
+    its own user (whose password is its login)."""
     threads = json.loads(odoo_shell(DB, (ROOT / "bench" / "step_overhead_prep.py").read_text(), "THREADS", {
         "BENCH_LLM_URL": llm_url, "BENCH_HISTORY": "0", "BENCH_STEPS": "1", "BENCH_REPEATS": str(TURNS)}))
     return threads["0,0"] + threads["0,1"][:1]
@@ -114,9 +115,13 @@ def main() -> None:
         with httpx.Client(timeout=60) as direct:
             direct_turn(llm, direct)  # warm-up
             baseline = [direct_turn(llm, direct) for _ in range(TURNS)]
-        with OdooServer(DB) as server, server.client(timeout=60) as client:
-            odoo_turn(llm, client, threads.pop(), words)  # warm-up
-            turns = [odoo_turn(llm, client, thread_id, words) for thread_id in threads[:TURNS]]
+        with OdooServer(DB) as server:
+            turns = []
+            for index, (thread_id, login) in enumerate(threads[:TURNS + 1]):
+                with server.client(login, login, timeout=60) as client:
+                    turn = odoo_turn(llm, client, thread_id, words)
+                if index:  # the first is a warm-up
+                    turns.append(turn)
     finally:
         llm.stop()
     b50, b90, bmax = quantiles(baseline)
