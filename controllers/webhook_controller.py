@@ -217,8 +217,8 @@ class AgenticAiWebhookController(http.Controller):
             if api_key:
                 webhook = webhook._api_key_thread(thread_id).webhook_id
             return self._answer(api_key, call_id, 200, result=webhook._thread_status(thread_id))
-        except MissingError:
-            return self._answer(api_key, call_id, 404, error="not_found")
+        except MissingError as error:
+            return self._answer(api_key, call_id, 404, error="not_found", message=str(error) if api_key else None)
 
     @staticmethod
     def _refused(api_key):

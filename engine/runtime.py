@@ -682,7 +682,8 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         elif exc.rate_limited:
             reply = self.env._(
                 "The AI service is at the limit of requests a minute set on its provider (Rate Limit (RPM), shared by "
-                "every user), so your request was not completed: try again in a minute. %(errors)s", errors=errors)
+                "every user), so your request was not completed: try again once a slot frees (below). %(errors)s",
+                errors=errors)
         elif exc.refused:
             reply = self.env._("The AI service refused the request, so it was not completed. %(errors)s",
                                errors=errors)

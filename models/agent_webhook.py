@@ -163,6 +163,20 @@ class AgenticAiWebhook(models.Model):
                     "allowed to use its agent.", user=user.display_name, agent=agent.display_name,
                     name=webhook.name)) from None
 
+    @api.constrains("accept_api_key", "agent_id", "active")
+    def _check_one_api_key_integration_per_agent(self):
+        """A request signed with the API key names its agent: one active
+        integration of an agent at most may accept the key, else which one
+        (which user, company, instructions) it reaches would be a guess."""
+        for webhook in self.sudo().filtered(lambda w: w.accept_api_key and w.active):
+            others = self.sudo().search_count([("accept_api_key", "=", True), ("agent_id", "=", webhook.agent_id.id),
+                                               ("id", "!=", webhook.id)])
+            if others:
+                raise ValidationError(self.env._(
+                    "Another integration of the agent %s accepts the webhook API key already: a request signed "
+                    "with the key names the agent, so only one of its integrations may accept it.",
+                    webhook.agent_id.display_name))
+
     @api.model_create_multi
     def create(self, vals_list):
         self._check_run_as_allowed([vals["run_as_user_id"] for vals in vals_list if vals.get("run_as_user_id")])
@@ -360,8 +374,9 @@ class AgenticAiWebhook(models.Model):
         whole fits the runtime's message limit (the data, then the message,
         are cut to fit)."""
         self.ensure_one()
-        head = clean_text(message or self.instructions or self.env._(
-            "The outside system sent the event below."), MAX_MESSAGE_CHARS)
+        head = clean_text(message or self.instructions or (
+            self.env._("The outside system sent the event below.") if data else
+            self.env._("The outside system sent an event with no message and no data.")), MAX_MESSAGE_CHARS)
         if not data:
             return head
         head = head[:MAX_MESSAGE_CHARS - MIN_DATA_CHARS]

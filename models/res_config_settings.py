@@ -62,7 +62,8 @@ class ResConfigSettings(models.TransientModel):
              "turn on behind a proxy that buffers responses.")
 
     agentic_ai_webhook_api_key_state = fields.Selection(
-        [("none", "No key"), ("new", "Not shown yet"), ("shown", "Shown")], string="Webhook API key",
+        [("none", "No key"), ("new", "Not shown yet"), ("shown", "Shown once (a new key is shown when generated)")],
+        string="Webhook API key",
         compute="_compute_agentic_ai_webhook_api_key",
         help="The spec's one webhook key (agentic_ai.webhook_api_key): generated at install, shown once.")
     agentic_ai_webhook_api_key_integrations = fields.Integer(

@@ -9,7 +9,7 @@ import json
 import logging
 
 from odoo import Command
-from odoo.exceptions import AccessError, UserError
+from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import HttpCase, new_test_user, tagged
 
 from .common import AgenticSetupMixin, tool_call
@@ -151,9 +151,18 @@ class TestWebhookApiKey(AgenticSetupMixin, HttpCase):
             response = self.send(rpc({"message": "anyone?"}))
             self.assertEqual(response.status_code, 404)
             self.assertIn("No integration accepts the webhook API key", response.json()["error"]["data"]["message"])
-            self.webhook.accept_api_key = self.closed.accept_api_key = True
+            self.webhook.accept_api_key = True
+            with self.assertRaises(ValidationError):  # one integration of an agent accepts the key, at most
+                self.closed.accept_api_key = True
+                self.closed.flush_recordset()
+            other_agent = self.agent.copy({"name": "Key agent two", "code": "key_agent_two"})
+            other_agent.action_activate()
+            self.env["agentic.ai.webhook"].create({"name": "Second agent", "agent_id": other_agent.id,
+                                                   "run_as_user_id": self.bot.id, "accept_api_key": True})
             response = self.send(rpc({"message": "which one?"}))
             self.assertIn("Name the agent", response.json()["error"]["data"]["message"])
+            response = self.send(rpc({"message": "that one", "agent": "key_agent_two"}))
+            self.assertEqual(response.status_code, 200, response.text)
 
     def test_a_change_asked_through_the_key_waits_for_a_person(self):
         self.bot.sudo().group_ids = [Command.link(self.env.ref("base.group_partner_manager").id)]
@@ -205,5 +214,6 @@ class TestWebhookApiKey(AgenticSetupMixin, HttpCase):
         with self.assertRaises(AccessError):
             own.write({"accept_api_key": True})
         self.assertNotIn("accept_api_key", own.fields_get())
+        self.webhook.accept_api_key = False  # one integration of an agent accepts the key, at most
         own.with_user(self.settings_admin).accept_api_key = True
         self.assertTrue(own.sudo().accept_api_key)

@@ -124,6 +124,8 @@ class OperationGuard:
         self._ask_confirmation(records, operation, values)
         if operation != "create":
             self._snapshot(records, None if operation == "unlink" else list(values))
+        # Its place in the log: where it started (an order before the lines its create makes), ids once it returned.
+        self.done.setdefault((records._name, operation, tuple(sorted(values))), [])
         self.changes += 1
 
     def note_done(self, records, operation: str, field_names) -> None:
@@ -138,20 +140,21 @@ class OperationGuard:
         """The call's ORM operations as the execution log keeps them (one
         ``orm_operation`` row each): ``{"model_name", "record_ids",
         "input_data": {"operation", "fields", "count"}}`` per kind of
-        operation (model, operation and fields), in the order first done,
+        operation (model, operation and fields), in the order first started,
         each record once; at most MAX_LOGGED_OPERATIONS kinds and
         MAX_LOGGED_IDS ids a row, the rest counted (``"more_ids"``, and a
         last row ``{"more_operations": n}``)."""
         rows = []
-        for (model, operation, field_names), ids in list(self.done.items())[:MAX_LOGGED_OPERATIONS]:
+        done = [(key, ids) for key, ids in self.done.items() if ids]  # started, then failed inside: not done
+        for (model, operation, field_names), ids in done[:MAX_LOGGED_OPERATIONS]:
             ids = list(dict.fromkeys(ids))
             data = {"operation": operation, "fields": list(field_names), "count": len(ids)}
             if len(ids) > MAX_LOGGED_IDS:
                 data["more_ids"] = len(ids) - MAX_LOGGED_IDS
             rows.append({"model_name": model, "record_ids": ids[:MAX_LOGGED_IDS], "input_data": data})
-        if len(self.done) > MAX_LOGGED_OPERATIONS:
+        if len(done) > MAX_LOGGED_OPERATIONS:
             rows.append({"model_name": False, "record_ids": None,
-                         "input_data": {"more_operations": len(self.done) - MAX_LOGGED_OPERATIONS}})
+                         "input_data": {"more_operations": len(done) - MAX_LOGGED_OPERATIONS}})
         return rows
 
     def _ask_confirmation(self, records, operation: str, values: dict) -> None:

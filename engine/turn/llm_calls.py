@@ -245,6 +245,7 @@ class LLMCaller:
             return ""
         limit = provider.rate_limit_rpm
         waited = 0.0
+        bound = 0.0
         if is_last:
             bound = provider_rate.MAX_WAIT_SECONDS
             left = self.seconds_left()
@@ -257,9 +258,15 @@ class LLMCaller:
                 wait = self.reserve(provider)
             if not wait:
                 return ""
-        why = (f"{provider.name}: its limit of {limit} requests a minute (Rate Limit (RPM) on the provider) was "
-               + (f"still reached after waiting {waited:.0f} s" if is_last
-                  else "reached, so the next provider was asked"))
+        reached = (f"{provider.name}: its limit of {limit} requests a minute (Rate Limit (RPM) on the provider) "
+                   "is reached")
+        if not is_last:
+            why = f"{reached}, so the next provider was asked"
+        elif waited:
+            why = f"{reached} still after waiting {waited:.0f} s; a slot frees in about {wait:.0f} s"
+        else:
+            why = (f"{reached}; a slot frees in about {wait:.0f} s, longer than a request waits "
+                   f"({max(bound, 0):.0f} s)")
         # Not an llm_call row: no request was sent, and those rows are the requests the per-user limits count.
         self.audit.record("error", provider_id=provider.id, llm_model=provider.model, success=False,
                           level="warning", error_message=why)
