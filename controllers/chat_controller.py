@@ -58,9 +58,10 @@ class AgenticAiChatController(http.Controller):
         """``value`` as a whole number from 0 to 2**31 - 1 (PostgreSQL's
         integer); UserError naming the parameter otherwise."""
         text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
-        if not (text.isascii() and text.isdigit()) or int(text) > MAX_INT:
+        # Its length first: Python refuses to read a text of more than 4,300 digits as a number (ValueError).
+        if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_INT)) or int(text) > MAX_INT:
             raise UserError(request.env._("Parameter %(name)s must be a whole number from 0 to %(max)s, got %(value)r.",
-                                          name=name, max=MAX_INT, value=value))
+                                          name=name, max=MAX_INT, value=str(value)[:40]))
         return int(text)
 
     @staticmethod

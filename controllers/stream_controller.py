@@ -238,6 +238,7 @@ def _following(dbname, uid, context, thread_id, after, heartbeat):
     its own client left (BR-30's grace)."""
     last, end_of_run = after, None
     follower = event_relay.follow(thread_id)
+    heartbeat = event_relay.heartbeat_seconds(heartbeat)
     started = silent_since = time.monotonic()
     try:
         yield f"retry: {FOLLOW_RETRY_MS}\n: following\n\n".encode()

@@ -32,6 +32,7 @@ from odoo.exceptions import MissingError, UserError
 from odoo.http import request
 
 from ..engine.doors import webhook_signature as signature
+from ..engine.text.clean_text import is_blank
 
 _logger = logging.getLogger(__name__)
 
@@ -160,7 +161,8 @@ class AgenticAiWebhookController(http.Controller):
             else:
                 payload = self._payload(body)
             message = payload.pop("message", None)
-            if message is not None and (not isinstance(message, str) or not message.strip()):
+            # Blank as every door judges a message (zero-width and control characters too): bad input, not a retry.
+            if message is not None and (not isinstance(message, str) or is_blank(message)):
                 raise BadRequest("message must be a non-empty text.")
             thread_id = payload.pop("thread_id", None)
             if thread_id is not None:
@@ -174,7 +176,8 @@ class AgenticAiWebhookController(http.Controller):
             with request.env.cr.savepoint():
                 if api_key:
                     webhook = webhook._for_api_key(agent_code, thread_id)
-                thread, duplicate = webhook._receive(delivery_id or f"sha256:{digest}", digest, message=message,
+                # No delivery id: the signed content names it, with a space no sender's id may hold.
+                thread, duplicate = webhook._receive(delivery_id or f"signed {digest}", digest, message=message,
                                                      data=payload, thread_id=thread_id)
         except MissingError as error:
             return self._answer(api_key, call_id, 404, error="not_found", message=str(error) if api_key else None)

@@ -283,10 +283,12 @@ class AgenticAiExecutionLog(models.Model):
 
     @api.model
     def get_thread_timeline(self, thread_id):
-        """Every row of a thread, oldest first, as a list of dicts."""
+        """Every row of a thread the caller may read, oldest first, as a
+        list of dicts: the log's record rules apply (an operator who reads
+        another user's thread does not read its log rows)."""
         thread = self.env["agentic.ai.thread"].browse(thread_id)
         thread.check_access("read")
-        rows = self.sudo().search([("thread_id", "=", thread.id)], order="id")
+        rows = self.search([("thread_id", "=", thread.id)], order="id")
         return rows.read(["create_date", "action_type", "tool_name", "model_name", "record_ids", "success",
                           "error_message", "duration_ms", *FIGURES, "usage_estimated", "cost", "llm_model"])
 

@@ -25,12 +25,8 @@ class AgenticAiLlmProvider(models.Model):
     _description = "AI Agent LLM Provider"
     _order = "sequence, name"
 
-    _max_tokens_positive = models.Constraint("CHECK(max_tokens > 0)", "Max tokens must be positive.")
-    _context_window_not_negative = models.Constraint("CHECK(context_window >= 0)",
-                                                     "The context window cannot be negative.")
-    _timeout_positive = models.Constraint("CHECK(timeout_seconds > 0)", "The timeout must be positive.")
-    _rate_limit_not_negative = models.Constraint("CHECK(rate_limit_rpm >= 0)",
-                                                 "The rate limit cannot be negative (0 means no limit).")
+    # The bounds of the numbers are Python constraints (_check_numbers), not SQL CHECKs: PostgreSQL's refusal of a
+    # CHECK logs the whole row ("Failing row contains ..."), and this row holds the API key and the headers.
 
     name = fields.Char(required=True)
     sequence = fields.Integer(default=10)
@@ -95,6 +91,20 @@ class AgenticAiLlmProvider(models.Model):
 
     def init(self):
         provider_rate.ensure_table(self.env.cr)  # the providers' request counts (engine/guard/provider_rate.py)
+
+    @api.constrains("max_tokens", "context_window", "timeout_seconds", "rate_limit_rpm")
+    def _check_numbers(self):
+        """Max tokens and the timeout positive, the context window and the
+        rate limit not negative (0: unknown, no limit); ValidationError."""
+        for provider in self:
+            if provider.max_tokens <= 0:
+                raise ValidationError(self.env._("Max tokens must be positive."))
+            if provider.context_window < 0:
+                raise ValidationError(self.env._("The context window cannot be negative."))
+            if provider.timeout_seconds <= 0:
+                raise ValidationError(self.env._("The timeout must be positive."))
+            if provider.rate_limit_rpm < 0:
+                raise ValidationError(self.env._("The rate limit cannot be negative (0 means no limit)."))
 
     @api.constrains("provider_type", "api_base_url")
     def _check_api_base_url(self):

@@ -9,6 +9,7 @@ get theirs at upgrade (``init``), and a cache price equal to the input price
 follows it when the input price changes (``write``); a cache price set
 apart stays as set."""
 from odoo import api, fields, models
+from odoo.exceptions import ValidationError
 from odoo.tools import SQL
 
 from ..llm import Prices
@@ -25,9 +26,8 @@ PRICE_FIELDS = (INPUT, *CACHE, OUTPUT)  # (USD per token field, USD per million 
 class AgenticAiLlmProviderPricing(models.Model):
     _inherit = "agentic.ai.llm.provider"
 
-    _costs_not_negative = models.Constraint(
-        "CHECK(cost_per_input_token >= 0 AND cost_per_output_token >= 0 AND cost_per_cache_read_token >= 0 "
-        "AND cost_per_cache_write_token >= 0)", "Token prices cannot be negative.")
+    # Not negative: a Python constraint (_check_prices), not an SQL CHECK, which logs the whole row (the API key
+    # and the headers with it) when it fails: models/llm_provider.py.
 
     cost_per_input_token = fields.Float(digits=PER_TOKEN, help="USD per input token not read from the cache.")
     cost_per_cache_read_token = fields.Float(
@@ -53,6 +53,13 @@ class AgenticAiLlmProviderPricing(models.Model):
         string="Output", digits=PER_MILLION, compute="_compute_prices_per_million",
         inverse="_inverse_output_price",
         help="USD per million output tokens; reasoning and thinking tokens are billed as output.")
+
+    @api.constrains(*(per_token for per_token, _per_million in PRICE_FIELDS))
+    def _check_prices(self):
+        """Token prices are never negative; ValidationError."""
+        for provider in self:
+            if any(provider[per_token] < 0 for per_token, _per_million in PRICE_FIELDS):
+                raise ValidationError(self.env._("Token prices cannot be negative."))
 
     def init(self):
         """Providers made before the cache prices existed get their input

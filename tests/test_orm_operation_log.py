@@ -92,6 +92,12 @@ class TestOrmOperationLog(ChainMixin, AgenticCase):
                          len(call.orm_operation_ids))
         self.assertEqual(self.Log.with_user(self.other).search_count([("id", "in", call.orm_operation_ids.ids)]), 0,
                          "another user reads neither the call nor its operations")
+        operator = new_test_user(self.env, "orm_log_operator",
+                                 groups="base.group_user,agentic_ai.group_agentic_ai_operator")
+        self.assertTrue(thread.with_user(operator).has_access("read"), "operators read every conversation")
+        self.assertEqual(self.Log.with_user(operator).get_thread_timeline(thread.id), [],
+                         "but not another user's log rows, its ORM operations included, through the timeline either")
+        self.assertTrue(self.Log.with_user(self.seller).get_thread_timeline(thread.id))
         arch = self.Log.get_views([(False, "form")])["views"]["form"]["arch"]
         self.assertIn('name="orm_operation_ids"', arch)
 

@@ -6,7 +6,6 @@ bound, then the turn says the limit was reached. Runs through the real loop
 and the scripted LLM over HTTP; the concurrent slots are taken by threads on
 connections of their own, as workers do."""
 import threading
-import time
 
 from odoo import sql_db
 from odoo.modules.registry import Registry
@@ -41,24 +40,24 @@ class TestProviderRate(AgenticCase):
         return [request["model"] for request in self.scenario.chat_requests()]
 
     # ------------------------------------------------------------- the count
-    def test_sliding_window_counts(self):
-        minute = 29_000_000  # a unix minute
-        start = minute * WINDOW_SECONDS
-        state = (0, 0, 0)
+    def test_no_sixty_seconds_hold_more_than_the_limit(self):
+        """Limit 3: three at once, the fourth waits until the first is 60 s
+        old; a burst at a minute's end and one at the next minute's start
+        are one window (a per-minute count would let 6 through)."""
+        start = 29_000_000 * WINDOW_SECONDS + 57  # 57 s into a minute
+        stamps = []
         for n in range(3):
-            wait, *state = decide(3, *state, start + 10 + n)
+            wait, stamps = decide(3, stamps, start + n * 0.1)
             self.assertEqual(wait, 0.0, f"request {n + 1} of 3")
-        self.assertEqual(state, [minute, 3, 0])
-        wait, *same = decide(3, *state, start + 20)
-        self.assertEqual(same, state, "a refused request changes nothing")
-        self.assertEqual(wait, 40.0 + WINDOW_SECONDS * (1 - 2 / 3), "next minute, once the 3 weigh less than 2")
-        # 15 s into the next minute the previous 3 weigh 2.25: no room; at 20 s, 2.0: room for one.
-        wait, *_ = decide(3, *state, start + WINDOW_SECONDS + 15)
-        self.assertAlmostEqual(wait, 5.0, places=1)
-        wait, *after = decide(3, *state, start + WINDOW_SECONDS + 20)
-        self.assertEqual((wait, after), (0.0, [minute + 1, 1, 3]))
-        wait, *after = decide(3, *state, start + 3 * WINDOW_SECONDS)
-        self.assertEqual((wait, after), (0.0, [minute + 3, 1, 0]), "an old row counts nothing")
+        wait, same = decide(3, stamps, start + 15)  # the next minute's 12th second
+        self.assertEqual(same, stamps, "a refused request changes nothing")
+        self.assertAlmostEqual(wait, 45.0, places=2)
+        wait, after = decide(3, stamps, start + 60.05)
+        self.assertEqual((wait, len(after)), (0.0, 3), "the first left the window: one slot")
+        wait, _stamps = decide(2, stamps, start + 1)  # the limit lowered under what was taken
+        self.assertAlmostEqual(wait, 59.1, places=2, msg="two must leave the window")
+        wait, after = decide(3, stamps, start + 3600)
+        self.assertEqual((wait, after), (0.0, [start + 3600]), "old requests count nothing")
 
     def test_workers_at_once_take_exactly_the_limit(self):
         """20 connections ask 5 slots each at once, limit 30: 30 are taken,
@@ -126,33 +125,24 @@ class TestProviderRate(AgenticCase):
         self.assertIn("longer than a request waits (20 s)", second.reply)
 
     def test_without_fallback_the_request_waits_for_a_slot(self):
-        """The provider's count set so that a slot frees about 2 seconds
-        later (the previous minute's requests sliding out): the turn waits
-        for it, without its connection, and is answered."""
-        limit = 1000
-        self.provider.rate_limit_rpm = limit
+        """The provider's window full of requests made 58 s ago: a slot
+        frees about 2 s later; the turn waits for it, without its
+        connection, and is answered."""
+        self.provider.rate_limit_rpm = 3
         self.agent.fallback_provider_id = False
         now = self.clock()
-        if now % WINDOW_SECONDS > WINDOW_SECONDS - 10:  # too near the next minute to slide within this one
-            time.sleep(WINDOW_SECONDS - now % WINDOW_SECONDS + 0.5)
-            now = self.clock()
-        elapsed = now % WINDOW_SECONDS
-        previous = round((limit - 1) / (1 - (elapsed + 2) / WINDOW_SECONDS))
-        minute = int(now // WINDOW_SECONDS)
-        wait, *_ = decide(limit, minute - 1, previous, 0, now)
-        self.assertTrue(1 < wait < 4, wait)
         with Registry(self.env.cr.dbname).cursor() as cr:  # committed, as the runs' slots are
-            cr.execute(SQL(
-                "INSERT INTO %s (provider_id, minute, current, previous) VALUES (%s, %s, %s, 0) "
-                "ON CONFLICT (provider_id) DO UPDATE SET minute = EXCLUDED.minute, current = EXCLUDED.current, "
-                "previous = 0", SQL.identifier(provider_rate.TABLE), self.provider.id, minute - 1, previous))
+            cr.execute(SQL("INSERT INTO %s (provider_id, stamps) VALUES (%s, %s::double precision[])",
+                           SQL.identifier(provider_rate.TABLE), self.provider.id, [now - 58.0] * 3))
         self.script({"content": "answered after the wait"})
         _thread, result = self.run_agent("hello", user=self.plain)
         self.assertEqual(result.reply, "answered after the wait")
         with Registry(self.env.cr.dbname).cursor() as cr:
-            cr.execute(SQL("SELECT minute, current FROM %s WHERE provider_id = %s",
+            cr.execute(SQL("SELECT stamps FROM %s WHERE provider_id = %s",
                            SQL.identifier(provider_rate.TABLE), self.provider.id))
-            self.assertEqual(cr.fetchone(), (minute, 1), "the slot taken after the wait")
+            stamps = cr.fetchone()[0]
+        self.assertEqual(len(stamps), 1, "the old requests left the window, the turn's took a slot")
+        self.assertGreaterEqual(stamps[0], now + 1.9, "taken once the slot was free, about 2 s later")
 
     def clock(self):
         """The database server's clock, unix seconds (the one the slots are counted by)."""

@@ -124,7 +124,8 @@ class TestStreamFollow(AgenticSetupMixin, HttpCase):
         others = self.agent.with_user(self.other).start_thread(name="not yours")
         for params, status in (({"thread_id": others.id}, (403, 404)), ({"thread_id": "x"}, (400,)),
                                ({"thread_id": self.thread.id, "last_event_id": "-1"}, (400,)),
-                               ({"thread_id": 2**31}, (400,))):
+                               ({"thread_id": 2**31}, (400,)), ({"thread_id": "9" * 5000}, (400,)),
+                               ({"thread_id": self.thread.id, "last_event_id": "9" * 5000}, (400,))):
             with self.subTest(params=params):
                 response = self.url_open("/agentic_ai/chat/stream?" + "&".join(
                     f"{key}={value}" for key, value in params.items()))

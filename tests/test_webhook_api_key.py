@@ -132,7 +132,8 @@ class TestWebhookApiKey(AgenticSetupMixin, HttpCase):
                     (b"[1, 2]", 400, "JSON object"),
                     (rpc({"agent": 7}), 400, "code of an agent"),
                     (rpc({"agent": "no_such_agent"}), 404, "No integration of the agent no_such_agent"),
-                    (rpc({"message": "hi", "thread_id": 0}), 400, "thread_id")):
+                    (rpc({"message": "hi", "thread_id": 0}), 400, "thread_id"),
+                    (rpc({"message": " \u200b\u0000 "}), 400, "non-empty text")):
                 with self.subTest(body=body[:60]):
                     response = self.send(body)
                     self.assertEqual(response.status_code, status, response.text)

@@ -55,6 +55,15 @@ def sse(event: str, data) -> bytes:
     return f"{head}event: {event}\ndata: {dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+def heartbeat_seconds(value) -> float:
+    """``value`` (seconds of silence before a ping) kept within
+    MIN_HEARTBEAT_SECONDS and HEARTBEAT_SECONDS; anything that is not a
+    finite number gives HEARTBEAT_SECONDS (NaN would make the wait for the
+    next event endless, and no ping would ever be sent)."""
+    finite = isinstance(value, (int, float)) and math.isfinite(value)
+    return min(max(value, MIN_HEARTBEAT_SECONDS), HEARTBEAT_SECONDS) if finite else HEARTBEAT_SECONDS
+
+
 def follow(thread_id: int) -> Follower | None:
     """A follower of the run of thread ``thread_id`` in this process (its
     events from now on), or None when no run of that thread streams here."""
@@ -80,14 +89,10 @@ class EventRelay:
     body (``stream``); ``stopped()`` tells the run its client is gone."""
 
     def __init__(self, heartbeat: float = HEARTBEAT_SECONDS, thread_id: int | None = None):
-        """``heartbeat``: seconds of silence before a ping, kept within
-        MIN_HEARTBEAT_SECONDS and HEARTBEAT_SECONDS; anything that is not a
-        finite number gives HEARTBEAT_SECONDS (NaN would make the wait for
-        the next event endless, and no ping would ever be sent).
-        ``thread_id``: the conversation the run is of, which ``follow``
+        """``heartbeat``: seconds of silence before a ping
+        (``heartbeat_seconds`` keeps it within bounds). ``thread_id``: the conversation the run is of, which ``follow``
         finds it by while it runs."""
-        finite = isinstance(heartbeat, (int, float)) and math.isfinite(heartbeat)
-        self.heartbeat = min(max(heartbeat, MIN_HEARTBEAT_SECONDS), HEARTBEAT_SECONDS) if finite else HEARTBEAT_SECONDS
+        self.heartbeat = heartbeat_seconds(heartbeat)
         self.thread_id = thread_id
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()

@@ -4,15 +4,16 @@ account, shared by every user, agent, worker and cron of the database,
 unlike the per-user limits of Settings (engine/guard/rate_limits.py).
 
 Each request to a provider with a limit first takes a slot here
-(``reserve``). The count is a sliding-window counter per provider, one row
-of ``TABLE``: the requests of the current calendar minute (``current``)
-and of the minute before (``previous``), the estimate of the last 60
-seconds being ``previous × (share of the previous minute still in the
-window) + current`` (the approximation rate limiters such as Cloudflare's
-use: constant work and one row per provider, however high the limit). The
-row is read ``FOR UPDATE`` in a transaction of its own, committed at once,
-so two workers asking together are counted one after the other, and no
-run holds it while it waits on a model.
+(``reserve``). The count is exact: one row per provider of ``TABLE`` keeps
+the times (database server's clock, unix seconds) of the requests of the
+last 60 seconds, at most ``limit`` of them; a request is let through when
+fewer than ``limit`` were made in the 60 seconds before it, so no 60
+seconds ever hold more (a per-minute estimate let a burst at a minute's
+end and another at the next minute's start through: twice the limit). The
+row is read ``FOR UPDATE`` in a transaction of its own, read committed and
+committed at once, so two workers asking together are counted one after
+the other, and no run holds it while it waits on a model. The work is
+linear in the limit (a few thousand times at most).
 
 When no slot is free, ``reserve`` says how many seconds until one is
 (engine/turn/llm_calls.py then tries the fallback provider, or waits up to
@@ -25,7 +26,7 @@ from odoo.tools import SQL
 
 from ..durable import step_connection
 
-TABLE = "agentic_ai_llm_provider_rate"
+TABLE = "agentic_ai_llm_provider_requests"  # the provider's requests of the last 60 s
 WINDOW_SECONDS = 60.0
 MAX_WAIT_SECONDS = 20.0  # longest wait for a slot of the last provider before the turn says the limit was reached
 MIN_WAIT_SECONDS = 0.05  # a wait never shorter than this (the clock read and the statement take some)
@@ -33,9 +34,8 @@ MIN_WAIT_SECONDS = 0.05  # a wait never shorter than this (the clock read and th
 
 def ensure_table(cr) -> None:
     """Create ``TABLE`` when missing (agentic.ai.llm.provider ``init``)."""
-    cr.execute(SQL(
-        "CREATE TABLE IF NOT EXISTS %s (provider_id integer PRIMARY KEY, minute bigint NOT NULL, "
-        "current integer NOT NULL, previous integer NOT NULL)", SQL.identifier(TABLE)))
+    cr.execute(SQL("CREATE TABLE IF NOT EXISTS %s (provider_id integer PRIMARY KEY, "
+                   "stamps double precision[] NOT NULL DEFAULT '{}')", SQL.identifier(TABLE)))
 
 
 def drop_table(cr) -> None:
@@ -43,34 +43,24 @@ def drop_table(cr) -> None:
     cr.execute(SQL("DROP TABLE IF EXISTS %s", SQL.identifier(TABLE)))
 
 
-def decide(limit: int, minute: int, current: int, previous: int, now: float) -> tuple[float, int, int, int]:
-    """``(wait, minute, current, previous)`` for one more request at unix
-    time ``now`` (seconds) under ``limit`` requests per minute, given the
-    row's ``minute`` (unix minute of ``current``), ``current`` and
-    ``previous`` counts. ``wait`` is 0.0 when the request takes a slot
-    (the counts returned include it), else the seconds until the estimate
-    leaves room for it (the counts returned are the row's, moved to this
-    minute, unchanged otherwise). ``limit`` must be positive."""
-    this_minute = int(now // WINDOW_SECONDS)
-    if minute != this_minute:
-        previous, current = (current, 0) if minute == this_minute - 1 else (0, 0)
-    elapsed = now - this_minute * WINDOW_SECONDS
-    estimate = previous * (1 - elapsed / WINDOW_SECONDS) + current
-    if estimate + 1 <= limit:
-        return 0.0, this_minute, current + 1, previous
-    if current + 1 <= limit:  # the previous minute's share must shrink: previous * (1 - t/60) + current + 1 <= limit
-        needed = WINDOW_SECONDS * (1 - (limit - 1 - current) / previous)
-        wait = needed - elapsed
-    else:  # this minute is full: next minute, ``current`` becomes the previous one's
-        rest = WINDOW_SECONDS - elapsed
-        needed = WINDOW_SECONDS * (1 - (limit - 1) / current) if current > limit - 1 else 0.0
-        wait = rest + needed
-    return max(MIN_WAIT_SECONDS, math.ceil(wait * 100) / 100), this_minute, current, previous
+def decide(limit: int, stamps: list[float], now: float) -> tuple[float, list[float]]:
+    """``(wait, stamps)`` for one more request at unix time ``now``
+    (seconds) under ``limit`` requests in any 60 seconds, given the times of
+    the requests already let through (``stamps``, oldest first). ``wait``
+    is 0.0 when the request takes a slot (the stamps returned include it),
+    else the seconds until enough of the stamps are older than 60 seconds
+    (the stamps returned are those still in the window). ``limit`` must be
+    positive."""
+    kept = [stamp for stamp in stamps if stamp > now - WINDOW_SECONDS]
+    if len(kept) < limit:
+        return 0.0, [*kept, now]
+    wait = kept[len(kept) - limit] + WINDOW_SECONDS - now  # the stamp whose leaving frees one slot
+    return max(MIN_WAIT_SECONDS, math.ceil(wait * 100) / 100), kept
 
 
 def reserve(cr, provider_id: int, limit: int) -> float:
-    """Take a slot of provider ``provider_id`` (``limit`` requests per
-    minute; 0 or less: no limit, nothing is read) on ``cr``, a cursor of
+    """Take a slot of provider ``provider_id`` (``limit`` requests in any
+    60 seconds; 0 or less: no limit, nothing is read) on ``cr``, a cursor of
     its own with no statement run yet (its transaction is made read
     committed): 0.0 when taken, else the seconds until one may be. Commits.
     The clock is the database server's (``clock_timestamp()``), the same
@@ -82,15 +72,14 @@ def reserve(cr, provider_id: int, limit: int) -> float:
         # Read committed: the row read FOR UPDATE is the latest one, where Odoo's repeatable read would fail
         # with a serialization error for each worker that waited for the lock.
         cr.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
-    cr.execute(SQL("INSERT INTO %s (provider_id, minute, current, previous) VALUES (%s, 0, 0, 0) "
-                   "ON CONFLICT (provider_id) DO NOTHING", table, provider_id))
-    cr.execute(SQL("SELECT minute, current, previous, EXTRACT(EPOCH FROM clock_timestamp()) FROM %s "
-                   "WHERE provider_id = %s FOR UPDATE", table, provider_id))
-    minute, current, previous, now = cr.fetchone()
-    wait, minute, current, previous = decide(limit, minute, current, previous, float(now))
-    if not wait:
-        cr.execute(SQL("UPDATE %s SET minute = %s, current = %s, previous = %s WHERE provider_id = %s",
-                       table, minute, current, previous, provider_id))
+    cr.execute(SQL("INSERT INTO %s (provider_id) VALUES (%s) ON CONFLICT (provider_id) DO NOTHING",
+                   table, provider_id))
+    cr.execute(SQL("SELECT stamps, EXTRACT(EPOCH FROM clock_timestamp()) FROM %s WHERE provider_id = %s "
+                   "FOR UPDATE", table, provider_id))
+    stamps, now = cr.fetchone()
+    wait, stamps = decide(limit, list(stamps or ()), float(now))
+    cr.execute(SQL("UPDATE %s SET stamps = %s::double precision[] WHERE provider_id = %s", table, stamps,
+                   provider_id))
     cr.commit()
     return wait
 

@@ -81,21 +81,26 @@ def dumps(value, **kwargs) -> str:
 
 
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
-_INNERMOST_RE = re.compile(r"[\[{][^\[\]{}]*[\]}]")
+_NOT_BRACKET_RE = re.compile(r"[^\[\]{}]+")
 
 
 def _nesting(text: str) -> int:
     """How deep the JSON ``text`` is nested (counted up to MAX_DEPTH + 1):
-    its strings left out, the innermost arrays and objects are taken away,
-    a level at each pass, by the regular expression engine."""
-    text = _STRING_RE.sub("", text)
-    depth = 0
-    while depth <= MAX_DEPTH:
-        text, found = _INNERMOST_RE.subn("", text)
-        if not found:
-            break
-        depth += 1
-    return depth
+    its strings and everything but brackets left out by the regular
+    expression engine, then one pass over the brackets. Linear in the
+    text: a body of 95 KB nested 950 deep (indented, 45 MB) took 31 s when
+    this peeled a level a pass."""
+    depth = deepest = 0
+    for char in _NOT_BRACKET_RE.sub("", _STRING_RE.sub("", text)):
+        if char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    break
+        else:
+            depth -= 1
+    return deepest
 
 
 def _not_plain(value):
