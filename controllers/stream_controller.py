@@ -233,7 +233,9 @@ def _caught_up(dbname, uid, context, thread_id, after):
 def _following(dbname, uid, context, thread_id, after, heartbeat):
     """The body of the GET stream (see ``chat_stream_follow``): a generator
     of server-sent events that holds no database connection between its
-    reads, and reads the tokens of a run of this process from its relay
+    reads. The rows come from the database as they commit, in id order
+    (each once: what ``Last-Event-ID`` resumes after); the tokens and plan
+    updates of a run of this process come from its relay
     (``event_relay.follow``), whose attachment keeps that run going after
     its own client left (BR-30's grace)."""
     last, end_of_run = after, None
@@ -274,13 +276,11 @@ def _following(dbname, uid, context, thread_id, after, heartbeat):
                 name, data = item
                 if name == "done":
                     end_of_run = {key: value for key, value in data.items() if key in ("state", "reply", "error")}
-                elif name in event_relay.ROW_EVENTS:
-                    if isinstance(data, dict) and isinstance(data.get("id"), int) and data["id"] > last:
-                        last = data["id"]
-                        yield sse(name, data)
-                else:  # tokens, plan updates, errors: as they come
+                elif name not in event_relay.ROW_EVENTS:  # tokens, plan updates, errors: as they come
                     yield sse(name, data)
-                silent_since = time.monotonic()
+                    silent_since = time.monotonic()
+                # Rows come from the database only, as they commit, in id order: a row the run emitted before this
+                # GET attached and committed after its last read would be skipped by one taken from the run.
             if follower is None or end_of_run is not None:
                 time.sleep(max(0.0, deadline - time.monotonic()))
             if time.monotonic() - silent_since >= heartbeat:

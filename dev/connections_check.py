@@ -13,8 +13,9 @@ this process samples ``pg_stat_activity`` every 0.1 s.
 - L-2: a plain ``res.partner`` ``search_read`` by another user, on the HTTP
   workers, while 16 chats stream: its p95 stays under 3x its quiet p95.
 - 10 chats whose client goes away at the first token, while the run has
-  given its connection back: each ends ``interrupted``, its partial answer
-  kept, its lease cleared.
+  given its connection back: nobody following them again, each ends
+  ``interrupted`` after the 3 s grace (its answer lasts 10 s), its partial
+  answer kept, its lease cleared.
 - 3 conversations that each get 5 streams at once: one run each, the
   other 4 refused as busy (409), never an internal error.
 - 5 chats sent to the HTTP workers (no proxy rule): the stream route
@@ -79,6 +80,10 @@ SAME_CHATS = 3                     # conversations that get five streams at once
 QUEUED_CHATS = 24                  # messages sent with send_async, run by the queue's processor
 QUEUE_CONCURRENCY = 4              # agentic_ai.queue_concurrency in the queued case
 ANSWER = " ".join(f"word{n}" for n in range(WORDS))
+# The answer of the chats whose client leaves: longer than the grace a run gets to be followed again
+# (engine/doors/event_relay.py STOP_GRACE_SECONDS, 3 s), so that nobody following it, it is stopped mid-answer.
+LONG_MARK = "(a long answer)"
+LONG_ANSWER = " ".join(f"word{n}" for n in range(200))
 
 
 class CheckFailed(Exception):
@@ -93,8 +98,17 @@ def last_role(role: str):
     return lambda request: (request.get("messages") or [{}])[-1].get("role") == role
 
 
+def long_answer_asked(request) -> bool:
+    messages = request.get("messages") or []
+    return last_role("tool")(request) and any(
+        LONG_MARK in (message.get("content") or "") for message in messages if message.get("role") == "user")
+
+
 def script(scenario: Scenario) -> None:
-    """Standing rules: a user's message gets one read; its result gets the streamed answer."""
+    """Standing rules: a user's message gets one read; its result gets the streamed answer (the long one when
+    the message asked for it: LONG_MARK)."""
+    scenario.add({"content": LONG_ANSWER, "chunk_delay": CHUNK_DELAY, "delay": MODEL_DELAY / 2},
+                 long_answer_asked, uses=None)
     scenario.add({"tool_calls": [{"name": "odoo_search_read", "arguments": {
         "model": "res.partner", "fields": ["name"], "limit": 3}}], "delay": MODEL_DELAY},
         last_role("user"), uses=None)
@@ -132,12 +146,14 @@ class Sampler:
 
 def stream(url: str, cookies, thread_id: int, out: dict, leave_at_token: bool = False) -> None:
     """One streamed turn; ``out`` gets its first-token and completion seconds, events and end.
-    ``leave_at_token``: the client goes away at the first token, as a closed page does."""
+    ``leave_at_token``: the client goes away at the first token, as a closed page does, having asked for the
+    long answer."""
+    message = f"Which partners? {LONG_MARK}" if leave_at_token else "Which partners?"
     started = time.monotonic()
     events, tokens = Counter(), []
     try:
         with httpx.Client(base_url=url, cookies=cookies, timeout=STREAM_TIMEOUT) as client, client.stream(
-                "POST", "/agentic_ai/chat/stream", json={"thread_id": thread_id, "message": "Which partners?"},
+                "POST", "/agentic_ai/chat/stream", json={"thread_id": thread_id, "message": message},
                 headers={"Content-Type": "application/json"}) as response:
             if response.status_code != 200:
                 out["failure"] = f"HTTP {response.status_code}: {response.read()[:300]!r}"
@@ -267,8 +283,9 @@ def case_l2(harness: Harness) -> None:
 
 
 def case_left(harness: Harness) -> None:
-    """Clients that go away at the first token, while their runs have given their connections back: each
-    run ends ``interrupted`` with its partial answer kept, and lets go of its conversation."""
+    """Clients that go away at the first token, while their runs have given their connections back: nobody
+    following them again within the grace, each run ends ``interrupted`` with its partial answer kept, and lets
+    go of its conversation."""
     results, wall, _sampler = harness.streams(harness.left_jobs, leave_at_token=True)
     ids = [thread_id for thread_id, _c in harness.left_jobs]
     deadline = time.monotonic() + 30
