@@ -106,7 +106,7 @@ class OperationGuard:
         self.snapshot_overflow = 0         # records changed beyond MAX_SNAPSHOT_RECORDS
         self.changes = 0                   # creates, writes and unlinks let through
         # What was done (spec §3.7 orm_operation): (model, operation, field names) -> record ids, in the order
-        # first done; each create, write and unlink that returned, business code's own included.
+        # first started; the ids of each create, write and unlink that returned, business code's own included.
         self.done: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
 
     def check(self, records, operation: str, values: dict) -> None:
