@@ -38,8 +38,9 @@ def _thread_dict(thread):
 
 def _messages(thread, after_id=0, limit=200):
     """The thread's rows after ``after_id``, oldest first, in the one row
-    shape (``agentic.ai.thread.message._payloads``)."""
-    return request.env["agentic.ai.thread.message"].search(
+    shape (``agentic.ai.thread.message._payloads``), read in the thread's
+    environment."""
+    return thread.env["agentic.ai.thread.message"].search(
         [("thread_id", "=", thread.id), ("id", ">", int(after_id or 0))], order="id", limit=int(limit))._payloads()
 
 

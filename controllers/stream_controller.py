@@ -41,6 +41,7 @@ from ..engine.doors.event_relay import HEARTBEAT_SECONDS, EventRelay, sse
 from ..engine.durable import step_commit, step_connection
 from ..engine.durable.wait_time import Waits
 from .chat_controller import AgenticAiChatController as Chat
+from .chat_controller import _messages
 
 _logger = logging.getLogger(__name__)
 
@@ -212,17 +213,13 @@ def _caught_up(dbname, uid, context, thread_id, after):
     with step_connection.pool_cursor(dbname) as cr:
         env = api.Environment(cr, uid, context)
         thread = env["agentic.ai.thread"].browse(thread_id)
-        rows = env["agentic.ai.thread.message"].search([("thread_id", "=", thread_id), ("id", ">", after)],
-                                                       order="id", limit=FOLLOW_BATCH)
         events = []
-        for row, data in zip(rows, rows._payloads(), strict=True):
-            name = {"tool_call": "tool_call", "tool_result": "tool_result",
-                    "confirmation_request": "confirmation_request"}.get(row.role, "message")
-            if name == "confirmation_request":
+        for data in _messages(thread, after, FOLLOW_BATCH):  # the chat routes' rows (chat/poll's)
+            if data["role"] == "confirmation_request":  # with the question, as the run's own event has it
                 data = {**data, "confirmation": thread.get_pending_confirmation() or None}
-            events.append((name, data))
+            events.append((event_relay.row_event_name(data["role"]), data))
         end = None
-        if thread.state not in ("queued", "executing") and len(rows) < FOLLOW_BATCH:
+        if thread.state not in ("queued", "executing") and len(events) < FOLLOW_BATCH:
             last = env["agentic.ai.thread.message"].search(
                 [("thread_id", "=", thread_id), ("role", "in", ("user", "assistant"))], order="id desc", limit=1)
             end = {"thread_id": thread_id, "state": thread.state, "error": thread.last_error or None,

@@ -24,6 +24,7 @@ from odoo.http import request as http_request
 from odoo.service.model import MAX_TRIES_ON_CONCURRENCY_FAILURE
 
 from ..llm import TokenTracker
+from .doors.event_relay import row_event_name
 from .durable import durability, run_lease, step_commit, step_connection
 from .durable.audit import AuditTrail
 from .durable.wait_time import Waits
@@ -640,12 +641,9 @@ class AgentRuntime(ConfirmationSteps, PlanSteps):
         if not self.emit:
             return
         data = row._payloads()[0]  # the one row shape (issue 25 point 3)
-        if row.role in ("tool_call", "tool_result"):
-            self.emit(row.role, data)
-        elif row.role == "confirmation_request":  # with the question as the thread gives it (get_pending_confirmation)
-            self.emit("confirmation_request", {**data, "confirmation": self.thread.get_pending_confirmation() or None})
-        else:
-            self.emit("message", data)
+        if row.role == "confirmation_request":  # with the question as the thread gives it (get_pending_confirmation)
+            data = {**data, "confirmation": self.thread.get_pending_confirmation() or None}
+        self.emit(row_event_name(row.role), data)
 
     # ------------------------------------------------------------------ ends
     def _end_of(self, exc: Exception) -> TurnEnd:

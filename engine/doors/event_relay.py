@@ -42,6 +42,13 @@ STOP_GRACE_SECONDS = 3.0   # a run whose client left goes on this long, waiting 
 EVENTS = ("token", "message", "tool_call", "tool_result", "plan_update", "confirmation_request", "done", "error")
 ROW_EVENTS = frozenset({"message", "tool_call", "tool_result", "confirmation_request"})  # a row's: numbered
 
+
+def row_event_name(role: str) -> str:
+    """The §10.2 event a transcript row of ``role`` is sent as: its role for
+    a tool call, a tool result or a confirmation's question, ``message`` for
+    a user's or an assistant's row."""
+    return role if role in ("tool_call", "tool_result", "confirmation_request") else "message"
+
 _RELAYS: dict[int, EventRelay] = {}  # thread id -> the relay of its run in this process
 _RELAYS_LOCK = threading.Lock()
 
