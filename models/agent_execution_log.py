@@ -264,8 +264,13 @@ class AgenticAiExecutionLog(models.Model):
         (self - calls).orm_operation_ids = False
         if not calls:
             return
-        rows = self.search([("tool_call_id", "in", list(set(calls.mapped("tool_call_id")))),
-                            ("id", ">", min(calls.ids))], order="id")
+        # By conversation first (thread_id is indexed, tool_call_id is not): a log of millions of rows is not
+        # scanned from the call's id onwards.
+        threads = [("thread_id", "in", calls.thread_id.ids)]
+        if not all(calls.mapped("thread_id")):  # a call whose conversation was deleted since
+            threads = ["|", ("thread_id", "=", False), *threads]
+        rows = self.search([*threads, ("id", ">", min(calls.ids)),
+                            ("tool_call_id", "in", list(set(calls.mapped("tool_call_id"))))], order="id")
         for call in calls:
             operations = []
             for row in rows:
